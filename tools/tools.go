@@ -1,0 +1,129 @@
+// Package tools holds the tool contract (a name, a JSON schema and
+// Call(ctx, args)) that models call during an attempt, the lane verifiers that
+// judge a final answer, and the verdict they return. Lane verifiers are
+// compositions of tools running in sandboxes; see the sub-packages per lane
+// (tools/c2x86, ...).
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Tool is one capability a model may call during an attempt.
+type Tool interface {
+	Name() string
+	Description() string
+	// Schema is the JSON schema of the arguments object.
+	Schema() json.RawMessage
+	// Call runs the tool. The returned text goes back to the model. An error
+	// means the tool itself broke (not that the model's code failed to
+	// compile: that is a normal result text).
+	Call(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// Registry is a set of tools by name.
+type Registry struct {
+	byName map[string]Tool
+}
+
+// NewRegistry returns a registry holding ts. Duplicate names are an error.
+func NewRegistry(ts ...Tool) (*Registry, error) {
+	r := &Registry{byName: map[string]Tool{}}
+	for _, t := range ts {
+		if _, dup := r.byName[t.Name()]; dup {
+			return nil, fmt.Errorf("tools: duplicate tool name %q", t.Name())
+		}
+		r.byName[t.Name()] = t
+	}
+	return r, nil
+}
+
+// Get returns the tool called name.
+func (r *Registry) Get(name string) (Tool, bool) {
+	if r == nil {
+		return nil, false
+	}
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// List returns the tools sorted by name.
+func (r *Registry) List() []Tool {
+	if r == nil {
+		return nil
+	}
+	out := make([]Tool, 0, len(r.byName))
+	for _, t := range r.byName {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// FailureClass is why an answer failed. Lanes may add their own.
+type FailureClass string
+
+const (
+	ClassNone          FailureClass = ""              // passed
+	ClassNoAnswer      FailureClass = "no_answer"     // nothing could be extracted
+	ClassAssembleError FailureClass = "assemble_error"
+	ClassCompileError  FailureClass = "compile_error"
+	ClassLinkError     FailureClass = "link_error"
+	ClassCrash         FailureClass = "crash" // killed by a signal
+	ClassTimeout       FailureClass = "timeout"
+	ClassWrongOutput   FailureClass = "wrong_output"
+	ClassResourceLimit FailureClass = "resource_limit" // memory, processes, output or file size cap
+	ClassModelError    FailureClass = "model_error"    // the model call failed for good
+	ClassInternal      FailureClass = "internal_error" // our own fault (toolchain missing, disk full)
+)
+
+// Stage is one step a verifier went through.
+type Stage struct {
+	Name     string        `json:"name"`
+	OK       bool          `json:"ok"`
+	Skipped  bool          `json:"skipped,omitempty"`
+	Detail   string        `json:"detail,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Verdict is a verifier's judgement of one answer.
+type Verdict struct {
+	Pass  bool         `json:"pass"`
+	Class FailureClass `json:"class,omitempty"`
+	// Stage is the name of the last stage reached.
+	Stage  string  `json:"stage"`
+	Stages []Stage `json:"stages"`
+	// Diagnostic is a short text for a repair turn: assembler errors, the
+	// first differing output lines, the crash signal.
+	Diagnostic   string             `json:"diagnostic,omitempty"`
+	Measurements map[string]float64 `json:"measurements,omitempty"`
+	// Artifacts are named outputs worth keeping (the converted assembly,
+	// the program's output, ...). Stored in the blob store by the caller.
+	Artifacts map[string][]byte `json:"-"`
+}
+
+// Item is what a lane verifies an answer against: the task's input files
+// (for c2x86: "function.c", "driver.c") and metadata.
+type Item struct {
+	Lane  string            `json:"lane"`
+	Files map[string]string `json:"files"`
+	Meta  map[string]string `json:"meta,omitempty"`
+}
+
+// Lane is a kind of task with its answer extractor, its model-facing tools
+// and its verifier.
+type Lane interface {
+	Name() string
+	// Extract pulls the answer (code) out of a model's final message.
+	// ok is false when there is none.
+	Extract(text string) (answer string, ok bool)
+	// Tools returns the tools a model may call while solving item.
+	Tools(item Item) []Tool
+	// Verify judges answer against item. An error means the verifier could
+	// not run (internal fault), not that the answer is wrong.
+	Verify(ctx context.Context, item Item, answer string) (Verdict, error)
+}
