@@ -133,4 +133,10 @@ type Response struct {
 	Usage        Usage   `json:"usage"`
 	FinishReason string  `json:"finish_reason,omitempty"`
 	Model        string  `json:"model,omitempty"` // model name the server reported
+	// Endpoint is the name of the pool endpoint that served the call (set by
+	// Pool; empty when the call did not go through one).
+	Endpoint string `json:"endpoint,omitempty"`
+	// Attempts is how many tries the call took (set by Retry; 1 is the first
+	// try, 0 when the call did not go through Retry).
+	Attempts int `json:"attempts,omitempty"`
 }

@@ -1,0 +1,483 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kiln-dev/kiln/cmd/kiln/internal/engine"
+	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
+	"github.com/kiln-dev/kiln/refinement"
+	"github.com/kiln-dev/kiln/runs"
+)
+
+// common holds the flags every store-using verb takes.
+type common struct {
+	data     string
+	logLevel string
+}
+
+func (c *common) register(fs *flag.FlagSet, e env) {
+	def := e.getenv("KILN_DATA")
+	if def == "" {
+		def = "kiln-data"
+	}
+	fs.StringVar(&c.data, "data", def, "data folder: the run database and blob store ($KILN_DATA)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+func (c *common) logger(e env) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, badInput("--log-level: %v", err)
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+func (c *common) open(ctx context.Context, log *slog.Logger) (*runs.Store, error) {
+	st, err := runs.Open(ctx, c.data, log)
+	if err != nil {
+		return nil, fmt.Errorf("open data folder %s: %w", c.data, err)
+	}
+	return st, nil
+}
+
+// parseFlags parses args into fs, turning flag errors into bad-input errors.
+func parseFlags(fs *flag.FlagSet, args []string, e env) error {
+	fs.SetOutput(e.stderr)
+	if err := fs.Parse(interleave(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return usageError{err}
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+// interleave moves flags that follow positional arguments to the front, so
+// that "kiln report RUN --json" works like "kiln report --json RUN".
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				continue
+			}
+			if i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		}
+	}
+	return append(flags, pos...)
+}
+
+func cmdRun(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var c common
+	c.register(fs, e)
+	if err := parseFlags(fs, args, e); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return badInput("want one spec file, got %d arguments", fs.NArg())
+	}
+	path := fs.Arg(0)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return badInput("read spec: %v", err)
+	}
+	sp, err := spec.Parse(data, path, specOptions(filepath.Dir(path)))
+	if err != nil {
+		return usageError{err}
+	}
+	log, err := c.logger(e)
+	if err != nil {
+		return err
+	}
+	st, err := c.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// Check that the plan can be built before the campaign is recorded.
+	w := newWiring(e, log)
+	if _, err := w.plan(ctx, sp); err != nil {
+		return usageError{err}
+	}
+	camp, err := st.CreateCampaign(ctx, runs.Campaign{Name: sp.Name, Lane: sp.Lane, Spec: data})
+	if err != nil {
+		return fmt.Errorf("create campaign: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "kiln: campaign %s (%s), data in %s; resume with: kiln resume --data %s %s\n",
+		camp.ID, camp.Name, c.data, c.data, camp.ID)
+	return runCampaign(ctx, st, w, camp, sp, e)
+}
+
+func cmdResume(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+	var c common
+	c.register(fs, e)
+	if err := parseFlags(fs, args, e); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return badInput("want one campaign id or name")
+	}
+	log, err := c.logger(e)
+	if err != nil {
+		return err
+	}
+	st, err := c.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	camp, err := st.Campaign(ctx, fs.Arg(0))
+	if err != nil {
+		return badInput("campaign %q: %v", fs.Arg(0), err)
+	}
+	switch camp.State {
+	case runs.CampaignDone, runs.CampaignCancelled:
+		fmt.Fprintf(e.stdout, "campaign %s is %s; nothing to resume\n", camp.ID, camp.State)
+		return nil
+	}
+	sp, err := spec.Parse(camp.Spec, camp.Name+".yaml", specOptions(""))
+	if err != nil {
+		return fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
+	}
+	if camp.State == runs.CampaignFailed {
+		if err := st.SetCampaignState(ctx, camp.ID, runs.CampaignQueued, "resumed"); err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+	}
+	return runCampaign(ctx, st, newWiring(e, log), camp, sp, e)
+}
+
+// runCampaign runs camp in the foreground with a progress display.
+func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campaign, sp *spec.Spec, e env) error {
+	plan, err := w.plan(ctx, sp)
+	if err != nil {
+		return err
+	}
+	pr := newProgress(e.stderr, isTerminal(e.stderr))
+	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update}
+	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
+	pr.finish()
+	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d queued\n",
+		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Queued)
+	if errors.Is(err, engine.ErrStopped) {
+		fmt.Fprintf(e.stdout, "stopped before the end; continue with: kiln resume %s\n", camp.ID)
+		return nil
+	}
+	return err
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progress prints a line per second on a terminal (rewritten in place) and a
+// plain line every 10 seconds otherwise.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	start time.Time
+	last  time.Time
+	shown bool
+}
+
+func newProgress(w io.Writer, tty bool) *progress {
+	return &progress{w: w, tty: tty, start: time.Now()}
+}
+
+func (p *progress) update(c runs.Campaign, n runs.Counts) {
+	now := time.Now()
+	if !p.tty && now.Sub(p.last) < 10*time.Second && n.Queued+n.Leased > 0 {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start).Seconds()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(n.Done) / el
+	}
+	line := fmt.Sprintf("%s  %d/%d done  pass %d  fail %d  in flight %d  tokens %d  %.2f/s  %s",
+		c.Name, n.Done, n.Tasks, n.Pass, n.Fail, n.Leased,
+		n.PromptTokens+n.CompletionTokens, rate, time.Duration(el*float64(time.Second)).Round(time.Second))
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.shown = true
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+func (p *progress) finish() {
+	if p.tty && p.shown {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func cmdStatus(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	var c common
+	c.register(fs, e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, args, e); err != nil {
+		return err
+	}
+	log, err := c.logger(e)
+	if err != nil {
+		return err
+	}
+	st, err := c.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var camps []runs.Campaign
+	if fs.NArg() > 0 {
+		camp, err := st.Campaign(ctx, fs.Arg(0))
+		if err != nil {
+			return badInput("campaign %q: %v", fs.Arg(0), err)
+		}
+		camps = []runs.Campaign{camp}
+	} else if camps, err = st.ListCampaigns(ctx); err != nil {
+		return err
+	}
+	type row struct {
+		ID      string      `json:"id"`
+		Name    string      `json:"name"`
+		Lane    string      `json:"lane"`
+		State   string      `json:"state"`
+		Round   int         `json:"round"`
+		Note    string      `json:"note,omitempty"`
+		Created time.Time   `json:"created"`
+		Counts  runs.Counts `json:"counts"`
+	}
+	var rows []row
+	for _, camp := range camps {
+		n, err := st.Counts(ctx, camp.ID, -1)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{camp.ID, camp.Name, camp.Lane, string(camp.State), camp.Round, camp.Note, camp.CreatedAt, n})
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, rows)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tLANE\tSTATE\tTASKS\tDONE\tPASS\tFAIL\tQUEUED\tTOKENS\tCREATED\tNOTE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID[:8], r.Name, r.Lane, r.State,
+			r.Counts.Tasks, r.Counts.Done, r.Counts.Pass, r.Counts.Fail, r.Counts.Queued,
+			r.Counts.PromptTokens+r.Counts.CompletionTokens, r.Created.Local().Format("2006-01-02 15:04"), r.Note)
+	}
+	return tw.Flush()
+}
+
+func cmdReport(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	var c common
+	c.register(fs, e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	round := fs.Int("round", -1, "only this round (-1: all rounds)")
+	if err := parseFlags(fs, args, e); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return badInput("want one campaign id or name")
+	}
+	log, err := c.logger(e)
+	if err != nil {
+		return err
+	}
+	st, err := c.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	camp, err := st.Campaign(ctx, fs.Arg(0))
+	if err != nil {
+		return badInput("campaign %q: %v", fs.Arg(0), err)
+	}
+	results, err := st.Results(ctx, camp.ID, *round)
+	if err != nil {
+		return err
+	}
+	stats := refinement.Stats(results)
+	if *asJSON {
+		return writeJSON(e.stdout, map[string]any{"campaign": camp.ID, "name": camp.Name, "lane": camp.Lane,
+			"state": camp.State, "round": *round, "categories": stats})
+	}
+	fmt.Fprintf(e.stdout, "campaign %s (%s, lane %s, %s)\n\n", camp.ID, camp.Name, camp.Lane, camp.State)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "CATEGORY\tTASKS\tPASS\tRATE\t95% CI\tTOKENS\tTOP FAILURES\t")
+	for _, s := range stats {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t[%.0f%%, %.0f%%]\t%d\t%s\t\n", s.Category, s.Total, s.Pass,
+			100*s.PassRate, 100*s.Low, 100*s.High, s.PromptTokens+s.CompletionTokens, topClasses(s.Classes, 3))
+	}
+	return tw.Flush()
+}
+
+func topClasses(m map[string]int, k int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var l []kv
+	for c, n := range m {
+		l = append(l, kv{c, n})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || (l[i].v == l[j].v && l[i].k < l[j].k) })
+	var parts []string
+	for i, x := range l {
+		if i == k {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", x.k, x.v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func cmdExport(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	var c common
+	c.register(fs, e)
+	out := fs.String("o", "-", "output file (- for stdout)")
+	all := fs.Bool("all", false, "export failing attempts too (default: verified samples only)")
+	if err := parseFlags(fs, args, e); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return badInput("want one campaign id or name")
+	}
+	log, err := c.logger(e)
+	if err != nil {
+		return err
+	}
+	st, err := c.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	camp, err := st.Campaign(ctx, fs.Arg(0))
+	if err != nil {
+		return badInput("campaign %q: %v", fs.Arg(0), err)
+	}
+	w := e.stdout
+	var f *os.File
+	if *out != "-" {
+		// Write to a temp file and rename, so a half-written export never
+		// looks like a whole one.
+		f, err = os.CreateTemp(filepath.Dir(*out), ".kiln-export-*")
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		defer os.Remove(f.Name())
+		w = f
+	}
+	n, err := st.Export(ctx, camp.ID, w, runs.ExportOptions{All: *all})
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return fmt.Errorf("export: %w", err)
+	}
+	if f != nil {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := os.Rename(f.Name(), *out); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	fmt.Fprintf(e.stderr, "kiln: exported %d samples of campaign %s\n", n, camp.ID)
+	return nil
+}
+
+func cmdRescore(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("rescore", flag.ContinueOnError)
+	var c common
+	c.register(fs, e)
+	conc := fs.Int("concurrency", 2, "verifications in parallel")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, args, e); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return badInput("want one campaign id or name")
+	}
+	log, err := c.logger(e)
+	if err != nil {
+		return err
+	}
+	st, err := c.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	camp, err := st.Campaign(ctx, fs.Arg(0))
+	if err != nil {
+		return badInput("campaign %q: %v", fs.Arg(0), err)
+	}
+	sp, err := spec.Parse(camp.Spec, camp.Name+".yaml", specOptions(""))
+	if err != nil {
+		return fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
+	}
+	w := newWiring(e, log)
+	lane, err := w.lane(sp)
+	if err != nil {
+		return err
+	}
+	sum, err := engine.Rescore(ctx, st, camp.ID, lane, *conc, w.toolchain(), w.policy(), log)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, sum)
+	}
+	fmt.Fprintf(e.stdout, "rescored %d answers of campaign %s: pass %d -> %d, %d verdicts changed\n",
+		sum.Total, camp.ID, sum.PassBefore, sum.PassAfter, sum.Changed)
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

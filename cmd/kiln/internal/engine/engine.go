@@ -1,0 +1,578 @@
+// Package engine runs campaigns: it queues a campaign's tasks in the runs
+// store, leases them to a bounded set of workers, drives one agent attempt
+// per lease, stores the answer before it is verified, and records the verdict
+// and the attempt in one transaction. A campaign killed at any moment and run
+// again continues where it stopped: leases of the dead process are reclaimed,
+// finished attempts are kept and no task is judged twice (the store refuses a
+// verdict for a lease that is no longer current).
+//
+// The engine knows no concrete model, lane or corpus: the caller supplies a
+// Plan per campaign (cmd/kiln wires the real ones).
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kiln-dev/kiln/agent"
+	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/tools"
+)
+
+// Log attribute keys.
+const (
+	keyRun     = "run"
+	keyTask    = "task"
+	keyAttempt = "attempt"
+	keyLane    = "lane"
+)
+
+// Plan is everything the engine needs to run one campaign.
+type Plan struct {
+	Lane     tools.Lane
+	Model    agent.Model
+	ToolMode agent.ToolMode
+	Sampling agent.Sampling
+	// System is the lane's system prompt.
+	System       string
+	RepairTurns  int
+	MaxToolCalls int
+	Concurrency  int
+	// Tasks returns round 0's tasks. It is called on every start; the store
+	// skips keys it already holds, so it must be deterministic.
+	Tasks func() ([]runs.Task, error)
+	// Budgets; zero means unlimited.
+	MaxTasks  int
+	MaxTokens int64
+	MaxWall   time.Duration
+	// Toolchain and Policy are recorded in every verdict.
+	Toolchain map[string]string
+	Policy    string
+}
+
+// Engine runs campaigns held in a store.
+type Engine struct {
+	Store  *runs.Store
+	Log    *slog.Logger
+	Worker string // lease owner name; defaults to "kiln"
+	// LeaseTTL bounds how long a dead worker's task stays leased when a
+	// second process shares the store. Defaults to 10 minutes; leases are
+	// renewed while an attempt runs.
+	LeaseTTL time.Duration
+	// MaxModelFailures is how many attempts in a row may fail on the model
+	// side (after the adapters' own retries) before the campaign stops as
+	// failed. Defaults to 3 + 2*concurrency.
+	MaxModelFailures int
+	// Progress, when set, is called about once per second while a campaign
+	// runs, and once at the end.
+	Progress func(c runs.Campaign, n runs.Counts)
+}
+
+// ErrStopped reports a campaign that ended without finishing its tasks
+// because the caller stopped it (the campaign stays resumable).
+var ErrStopped = errors.New("campaign stopped before it finished")
+
+// FatalError stops a campaign: the model is not there, the endpoints are
+// down, or the verifier itself is broken. Unfinished tasks stay queued.
+type FatalError struct{ Err error }
+
+func (e *FatalError) Error() string { return "campaign stopped: " + e.Err.Error() }
+func (e *FatalError) Unwrap() error { return e.Err }
+
+// Run runs campaign id until its tasks are done, a budget is reached, a fatal
+// error occurs or ctx is cancelled. soft, when closed, asks the workers to
+// finish their in-flight attempts and claim nothing new; cancelling ctx
+// aborts in-flight attempts (their leases are released, nothing is judged).
+func (e *Engine) Run(ctx context.Context, id string, plan *Plan, soft <-chan struct{}) (runs.Counts, error) {
+	c, err := e.Store.Campaign(ctx, id)
+	if err != nil {
+		return runs.Counts{}, fmt.Errorf("run campaign: %w", err)
+	}
+	switch c.State {
+	case runs.CampaignDone, runs.CampaignCancelled:
+		n, err := e.Store.Counts(ctx, c.ID, -1)
+		return n, err
+	}
+	r := &runner{e: e, c: c, plan: plan, log: e.log().With(keyRun, c.ID, keyLane, c.Lane), start: time.Now()}
+	return r.run(ctx, soft)
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+type runner struct {
+	e     *Engine
+	c     runs.Campaign
+	plan  *Plan
+	log   *slog.Logger
+	start time.Time
+
+	modelFailures atomic.Int64 // consecutive
+	stopOnce      sync.Once
+	stopClaims    chan struct{} // closed when no new task may be claimed
+	mu            sync.Mutex
+	fatal         error  // first fatal error
+	budget        string // budget that stopped the campaign
+}
+
+func (r *runner) run(ctx context.Context, soft <-chan struct{}) (runs.Counts, error) {
+	st := r.e.Store
+	r.stopClaims = make(chan struct{})
+	tasks, err := r.plan.Tasks()
+	if err != nil {
+		r.failCampaign(ctx, err)
+		return runs.Counts{}, fmt.Errorf("build tasks: %w", err)
+	}
+	for i := range tasks {
+		tasks[i].CampaignID = r.c.ID
+		if tasks[i].Lane == "" {
+			tasks[i].Lane = r.c.Lane
+		}
+	}
+	added, err := st.AddTasks(ctx, r.c.ID, tasks)
+	if err != nil {
+		return runs.Counts{}, fmt.Errorf("queue tasks: %w", err)
+	}
+	reclaimed, err := st.ReclaimAll(ctx, r.c.ID)
+	if err != nil {
+		return runs.Counts{}, fmt.Errorf("reclaim leases: %w", err)
+	}
+	if err := st.SetCampaignState(ctx, r.c.ID, runs.CampaignRunning, ""); err != nil {
+		return runs.Counts{}, fmt.Errorf("start campaign: %w", err)
+	}
+	r.log.Info("campaign running", "tasks_added", added, "leases_reclaimed", reclaimed, "concurrency", r.concurrency())
+
+	progressDone := make(chan struct{})
+	progressStopped := make(chan struct{})
+	go r.progressLoop(progressDone, progressStopped)
+
+	go func() {
+		select {
+		case <-soft:
+			r.stopClaiming()
+		case <-r.stopClaims:
+		case <-ctx.Done():
+		}
+	}()
+
+	runErr := r.workers(ctx)
+	close(progressDone)
+	<-progressStopped
+
+	// Final state. A background context: the state must be written even when ctx is done.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	n, err := st.Counts(fctx, r.c.ID, -1)
+	if err != nil {
+		return n, errors.Join(runErr, fmt.Errorf("count results: %w", err))
+	}
+	r.report(n)
+	r.mu.Lock()
+	fatal, budget := r.fatal, r.budget
+	r.mu.Unlock()
+	switch {
+	case fatal != nil:
+		r.failCampaign(fctx, fatal)
+		return n, &FatalError{Err: fatal}
+	case runErr != nil:
+		return n, runErr
+	case budget != "":
+		return n, r.setState(fctx, runs.CampaignDone, "budget reached: "+budget)
+	case n.Queued == 0 && n.Leased == 0:
+		return n, r.setState(fctx, runs.CampaignDone, "")
+	case ctx.Err() != nil:
+		return n, fmt.Errorf("%w: %w", ErrStopped, ctx.Err())
+	default:
+		return n, ErrStopped
+	}
+}
+
+func (r *runner) setState(ctx context.Context, s runs.CampaignState, note string) error {
+	if err := r.e.Store.SetCampaignState(ctx, r.c.ID, s, note); err != nil {
+		return fmt.Errorf("set campaign state %s: %w", s, err)
+	}
+	return nil
+}
+
+func (r *runner) failCampaign(ctx context.Context, cause error) {
+	if err := r.setState(ctx, runs.CampaignFailed, cause.Error()); err != nil {
+		r.log.Error("could not mark campaign failed", "err", err)
+	}
+}
+
+func (r *runner) concurrency() int {
+	if r.plan.Concurrency > 0 {
+		return r.plan.Concurrency
+	}
+	return 1
+}
+
+func (r *runner) stopClaiming() { r.stopOnce.Do(func() { close(r.stopClaims) }) }
+
+func (r *runner) stopFatal(err error) {
+	r.mu.Lock()
+	if r.fatal == nil {
+		r.fatal = err
+		r.log.Error("campaign stopping", "err", err)
+	}
+	r.mu.Unlock()
+	r.stopClaiming()
+}
+
+func (r *runner) claimsStopped() bool {
+	select {
+	case <-r.stopClaims:
+		return true
+	default:
+		return false
+	}
+}
+
+// workers runs the worker pool until no task is left or claims stop. Tasks
+// released by a failing model go back to the queue; the pool goes round again
+// while any are left and claims are open.
+func (r *runner) workers(ctx context.Context) error {
+	for {
+		g, gctx := errgroup.WithContext(ctx)
+		for w := 0; w < r.concurrency(); w++ {
+			g.Go(func() error { return r.worker(gctx, ctx) })
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		if r.claimsStopped() || ctx.Err() != nil {
+			return nil
+		}
+		n, err := r.e.Store.Counts(ctx, r.c.ID, -1)
+		if err != nil {
+			return fmt.Errorf("count tasks: %w", err)
+		}
+		if n.Queued == 0 {
+			return nil
+		}
+	}
+}
+
+// worker claims and attempts tasks until none is left. gctx ends the group on
+// a storage error; ctx is the caller's.
+func (r *runner) worker(gctx, ctx context.Context) error {
+	for {
+		if r.claimsStopped() || gctx.Err() != nil {
+			return nil
+		}
+		if r.budgetReached(gctx) {
+			return nil
+		}
+		lease, err := r.e.Store.Claim(gctx, r.c.ID, r.e.worker(), r.e.leaseTTL())
+		if errors.Is(err, runs.ErrNoTask) {
+			return nil
+		}
+		if err != nil {
+			if gctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("claim task: %w", err)
+		}
+		if err := r.attempt(ctx, lease); err != nil {
+			return err
+		}
+	}
+}
+
+func (e *Engine) worker() string {
+	if e.Worker != "" {
+		return e.Worker
+	}
+	return "kiln"
+}
+
+func (e *Engine) leaseTTL() time.Duration {
+	if e.LeaseTTL > 0 {
+		return e.LeaseTTL
+	}
+	return 10 * time.Minute
+}
+
+func (r *runner) budgetReached(ctx context.Context) bool {
+	p := r.plan
+	reason := ""
+	if p.MaxWall > 0 && time.Since(r.start) >= p.MaxWall {
+		reason = fmt.Sprintf("wall time %s", p.MaxWall)
+	}
+	if reason == "" && (p.MaxTasks > 0 || p.MaxTokens > 0) {
+		n, err := r.e.Store.Counts(ctx, r.c.ID, -1)
+		if err != nil {
+			return false // the claim that follows reports the store error
+		}
+		if p.MaxTasks > 0 && n.Done >= p.MaxTasks {
+			reason = fmt.Sprintf("tasks %d", p.MaxTasks)
+		}
+		if tok := n.PromptTokens + n.CompletionTokens; p.MaxTokens > 0 && tok >= p.MaxTokens {
+			reason = fmt.Sprintf("tokens %d", p.MaxTokens)
+		}
+	}
+	if reason == "" {
+		return false
+	}
+	r.mu.Lock()
+	if r.budget == "" {
+		r.budget = reason
+		r.log.Info("budget reached; finishing in-flight attempts", "budget", reason)
+	}
+	r.mu.Unlock()
+	r.stopClaiming()
+	return true
+}
+
+// attempt runs one leased task. It returns an error only for storage
+// failures that must stop the campaign.
+func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
+	st := r.e.Store
+	t := lease.Task
+	log := r.log.With(keyTask, t.Key, keyAttempt, lease.Number)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	renewDone := r.renew(actx, cancel, lease, log)
+	defer func() { cancel(); <-renewDone }()
+
+	rec := runs.Attempt{TaskID: t.ID, Number: lease.Number, StartedAt: time.Now().UTC()}
+	var saved atomic.Bool
+	loop := &agent.Loop{
+		Model:        r.plan.Model,
+		Lane:         r.plan.Lane,
+		Sampling:     r.plan.Sampling,
+		ToolMode:     r.plan.ToolMode,
+		MaxToolCalls: r.plan.MaxToolCalls,
+		RepairTurns:  r.plan.RepairTurns,
+		Log:          log,
+		OnAnswer: func(ctx context.Context, answer string) error {
+			a := rec
+			a.Answer = answer
+			out, err := st.SaveAnswer(ctx, lease, a)
+			if err != nil {
+				return fmt.Errorf("save answer: %w", err)
+			}
+			rec.ID = out.ID
+			saved.Store(true)
+			return nil
+		},
+	}
+	item := tools.Item{Lane: t.Lane, Files: t.Files, Meta: t.Meta}
+	res, err := loop.Run(actx, r.plan.System, t.Prompt, item)
+	if err != nil || res == nil {
+		return r.abandon(ctx, lease, log, err)
+	}
+	r.fill(&rec, res)
+
+	if res.Err != nil {
+		kind := agent.KindOf(res.Err)
+		switch {
+		case ctx.Err() != nil:
+			return r.release(ctx, lease, log)
+		case kind == agent.KindModelNotFound || kind == agent.KindAuth:
+			r.stopFatal(res.Err)
+			return r.release(ctx, lease, log)
+		case kind == agent.KindBadRequest:
+			// The request itself is wrong for this task (context too long,
+			// refused content): that is this task's outcome, judged below
+			// as a model error.
+		default:
+			// Retryable failures that outlived the retries, and unknown
+			// errors: the task goes back to the queue.
+			n := r.modelFailures.Add(1)
+			log.Warn("model call failed; task goes back to the queue", "err", res.Err, "in_a_row", n)
+			if int(n) >= r.maxModelFailures() {
+				r.stopFatal(fmt.Errorf("%d model calls failed in a row, last: %w", n, res.Err))
+			}
+			if err := r.release(ctx, lease, log); err != nil {
+				return err
+			}
+			r.pause(ctx, n)
+			return nil
+		}
+	} else {
+		r.modelFailures.Store(0)
+	}
+
+	v := r.verdict(ctx, res)
+	rec.FinishedAt = time.Now().UTC()
+	if err := st.Finish(context.WithoutCancel(ctx), lease, rec, v); err != nil {
+		if errors.Is(err, runs.ErrLeaseLost) {
+			log.Warn("lease lost before the verdict was stored; another worker owns the task now")
+			return nil
+		}
+		return fmt.Errorf("store verdict: %w", err)
+	}
+	log.Debug("attempt judged", "pass", v.Pass, "class", v.Class)
+	return nil
+}
+
+// abandon handles an attempt the loop could not finish (answer could not be
+// stored, verifier broken, ctx cancelled).
+func (r *runner) abandon(ctx context.Context, lease *runs.Lease, log *slog.Logger, err error) error {
+	if errors.Is(err, runs.ErrLeaseLost) {
+		log.Warn("lease lost during the attempt", "err", err)
+		return nil
+	}
+	if ctx.Err() == nil {
+		// The verifier or the store failed for a reason that will not go away
+		// by itself (missing toolchain, full disk): stop the campaign.
+		r.stopFatal(fmt.Errorf("attempt on task %s: %w", lease.Task.Key, err))
+	}
+	return r.release(ctx, lease, log)
+}
+
+func (r *runner) release(ctx context.Context, lease *runs.Lease, log *slog.Logger) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.e.Store.Release(rctx, lease); err != nil && !errors.Is(err, runs.ErrLeaseLost) {
+		log.Error("release lease", "err", err)
+		return fmt.Errorf("release task: %w", err)
+	}
+	return nil
+}
+
+// pause backs off after a model failure so that a dead endpoint is not hammered.
+func (r *runner) pause(ctx context.Context, n int64) {
+	d := time.Duration(n) * 200 * time.Millisecond
+	if d > 5*time.Second {
+		d = 5 * time.Second
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-r.stopClaims:
+	}
+}
+
+func (r *runner) maxModelFailures() int {
+	if r.e.MaxModelFailures > 0 {
+		return r.e.MaxModelFailures
+	}
+	return 3 + 2*r.concurrency()
+}
+
+// renew keeps the lease alive while the attempt runs; if the lease is lost,
+// the attempt is cancelled.
+func (r *runner) renew(ctx context.Context, cancel context.CancelFunc, lease *runs.Lease, log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	ttl := r.e.leaseTTL()
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(ttl / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if err := r.e.Store.Renew(ctx, lease, ttl); err != nil {
+					if errors.Is(err, runs.ErrLeaseLost) {
+						log.Warn("lease lost; cancelling the attempt")
+						cancel()
+						return
+					}
+					log.Warn("renew lease", "err", err)
+				}
+			}
+		}
+	}()
+	return done
+}
+
+func (r *runner) fill(rec *runs.Attempt, res *agent.Attempt) {
+	rec.Answer = res.Answer
+	rec.Endpoint = res.Endpoint
+	rec.Model = res.Model
+	rec.Turns, rec.ToolCalls, rec.RepairTurns = res.Turns, res.ToolCalls, res.RepairTurns
+	u := res.Usage
+	rec.Usage = runs.Usage{
+		PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, ReasoningTokens: u.ReasoningTokens,
+		PromptSource: string(u.PromptSource), CompletionSource: string(u.CompletionSource), ReasoningSource: string(u.ReasoningSource),
+		LatencyMS: u.Latency.Milliseconds(), TTFTMS: u.TTFT.Milliseconds(), Calls: u.Calls,
+	}
+	if b, err := json.Marshal(res.Messages); err == nil {
+		rec.Transcript = b
+	}
+	if res.Err != nil {
+		rec.Error = res.Err.Error()
+	}
+}
+
+// verdict converts the loop's verdict into a stored one, writing artifacts to
+// the blob store.
+func (r *runner) verdict(ctx context.Context, res *agent.Attempt) runs.Verdict {
+	tv := res.Verdict
+	if res.Err != nil {
+		tv = tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: res.Err.Error()}
+	}
+	return r.toVerdict(tv)
+}
+
+func (r *runner) toVerdict(tv tools.Verdict) runs.Verdict {
+	return ToVerdict(r.e.Store.Blobs(), tv, r.plan.Toolchain, r.plan.Policy, r.log)
+}
+
+// ToVerdict converts a lane verdict into a stored verdict; artifacts go to
+// blobs (an artifact that cannot be stored is logged and left out).
+func ToVerdict(blobs *runs.Blobs, tv tools.Verdict, toolchain map[string]string, policy string, log *slog.Logger) runs.Verdict {
+	v := runs.Verdict{
+		Pass: tv.Pass, Class: string(tv.Class), Stage: tv.Stage, Diagnostic: tv.Diagnostic,
+		Measurements: tv.Measurements, Toolchain: toolchain, Policy: policy,
+	}
+	if b, err := json.Marshal(tv.Stages); err == nil {
+		v.Stages = b
+	}
+	if len(tv.Artifacts) > 0 {
+		v.Artifacts = map[string]string{}
+		for name, data := range tv.Artifacts {
+			h, err := blobs.Put(data)
+			if err != nil {
+				log.Error("store artifact", "artifact", name, "err", err)
+				continue
+			}
+			v.Artifacts[name] = h
+		}
+	}
+	return v
+}
+
+func (r *runner) progressLoop(done <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	if r.e.Progress == nil {
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			n, err := r.e.Store.Counts(context.Background(), r.c.ID, -1)
+			if err == nil {
+				r.report(n)
+			}
+		}
+	}
+}
+
+func (r *runner) report(n runs.Counts) {
+	if r.e.Progress != nil {
+		r.e.Progress(r.c, n)
+	}
+}

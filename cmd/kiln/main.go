@@ -1,0 +1,152 @@
+// Command kiln runs generate-test-refine campaigns on GPU and low-level code:
+// it renders tasks, asks language models to solve them, verifies every
+// answer by compiling and running it in a sandbox, and keeps everything in a
+// crash-safe store.
+//
+//	kiln run SPEC             run a campaign in the foreground
+//	kiln resume RUN           continue a stopped or crashed campaign
+//	kiln serve                HTTP API: submit, list, show, cancel, stream progress
+//	kiln status [RUN]         campaigns and their counts
+//	kiln report RUN           per-category table of a campaign
+//	kiln export RUN           JSONL samples for fine-tuning
+//	kiln rescore RUN          judge stored answers again with the current verifiers
+//	kiln doctor               toolchains and sandbox layers found on this host
+//	kiln verify c2x86 ...     judge one answer by hand
+//
+// Every verb takes --data DIR (default $KILN_DATA, else ./kiln-data).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// exit codes
+const (
+	exitOK       = 0
+	exitFail     = 1 // the work ran and failed (a verdict, a failed campaign)
+	exitBadInput = 2 // bad flags, spec or files
+)
+
+// usageError marks errors caused by the command line or input files.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func badInput(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func main() {
+	if ran, code := maybeSandboxInit(); ran {
+		os.Exit(code)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	soft := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	softVerb := len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve")
+	go func() {
+		<-sigs
+		close(soft)
+		if softVerb {
+			fmt.Fprintf(os.Stderr, "kiln: stopping: finishing in-flight work for up to %s (signal again to abort)\n", stopGrace)
+			select {
+			case <-sigs:
+			case <-time.After(stopGrace):
+			}
+		}
+		cancel()
+	}()
+	code := run(ctx, os.Args[1:], env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		getenv: os.Getenv, soft: soft,
+	})
+	cancel()
+	os.Exit(code)
+}
+
+// stopGrace is how long a soft stop waits for in-flight attempts before
+// cancelling them (their tasks go back to the queue, nothing is judged).
+const stopGrace = 30 * time.Second
+
+// env is what a verb may touch of the process: the command is testable with
+// buffers and a map for the environment.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// soft is closed by the first SIGINT/SIGTERM: finish in-flight work,
+	// start nothing new. ctx is cancelled after the grace period or a
+	// second signal.
+	soft <-chan struct{}
+}
+
+const usage = `usage: kiln <verb> [flags] [args]
+
+verbs:
+  run SPEC            run a campaign in the foreground
+  resume RUN          continue a stopped or crashed campaign
+  serve               HTTP API (loopback by default; a token is required elsewhere)
+  status [RUN]        campaigns and their counts
+  report RUN          per-category table (--json for machines)
+  export RUN          JSONL samples for fine-tuning (-o FILE, --all)
+  rescore RUN         judge stored answers again with the current verifiers
+  doctor              toolchains and sandbox layers found on this host
+  verify c2x86        judge one answer: --function F.c --driver D.c --candidate C.s [--json]
+
+Run "kiln <verb> -h" for a verb's flags.
+`
+
+func run(ctx context.Context, args []string, e env) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return exitBadInput
+	}
+	verbs := map[string]func(context.Context, []string, env) error{
+		"run":     cmdRun,
+		"resume":  cmdResume,
+		"serve":   cmdServe,
+		"status":  cmdStatus,
+		"report":  cmdReport,
+		"export":  cmdExport,
+		"rescore": cmdRescore,
+		"doctor":  cmdDoctor,
+		"verify":  cmdVerify,
+	}
+	verb, ok := verbs[args[0]]
+	if !ok {
+		if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprint(e.stdout, usage)
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "kiln: unknown verb %q\n\n%s", args[0], usage)
+		return exitBadInput
+	}
+	err := verb(ctx, args[1:], e)
+	var ue usageError
+	var ve verdictFailed
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ve):
+		return exitFail
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "kiln %s: %v\n", args[0], err)
+		return exitBadInput
+	default:
+		fmt.Fprintf(e.stderr, "kiln %s: %v\n", args[0], err)
+		return exitFail
+	}
+}
+
+// verdictFailed is returned by verbs whose output already says what failed
+// (kiln verify): exit 1 with nothing more printed.
+type verdictFailed struct{}
+
+func (verdictFailed) Error() string { return "failed" }

@@ -1,0 +1,100 @@
+// Package runs is kiln's system of record: campaigns, their rounds of tasks,
+// the attempts models make at tasks and the verdicts that judge them, kept in
+// SQLite (modernc.org/sqlite, no cgo), plus a content-addressed blob store and
+// the JSONL export of judged samples.
+//
+// # Storage
+//
+// [Open] keeps everything under one directory: dir/kiln.db (WAL journal,
+// synchronous=FULL, foreign keys on, busy_timeout) and dir/blobs. All writes
+// go through a single connection whose transactions begin IMMEDIATE, so
+// writers queue in the process instead of failing with SQLITE_BUSY; reads
+// use a separate query_only pool and see the last committed state. The
+// schema is migrated at Open (table schema_version). Timestamps are UTC,
+// stored as fixed-width RFC 3339 text; JSON fields are TEXT.
+//
+// # Campaign states
+//
+//	  +-------------- resume ---------------+
+//	  v                                     |
+//	queued --start--> running --error--> failed
+//	  |  ^              |  |
+//	  |  +----stop------+  +--finish--> done
+//	  |                 |
+//	  +-----------------+--cancel--> cancelled
+//	  (and queued --error--> failed)
+//
+//	queued    -> running, cancelled, failed, queued
+//	running   -> done, failed, cancelled, queued (daemon stop), running (note)
+//	failed    -> queued (resume), failed (note)
+//	done, cancelled: terminal
+//
+// [Store.SetCampaignState] applies a change only where the current state is
+// one of the allowed sources (the check is the UPDATE's WHERE clause), else
+// it returns a *[TransitionError].
+//
+// # Task states and leases
+//
+//	AddTasks
+//	   |
+//	   v       Claim (leases++)
+//	queued ------------------> leased ---- Finish ----> done
+//	   ^                      |   ^  |
+//	   +--- Release ----------+   |  | Renew (same lease)
+//	   +--- ReclaimAll -------+   +--+ Claim after expiry (leases++)
+//
+// Every Claim increments the task's lease count; the new count is the
+// lease's (and the attempt's) Number. A lease is current while the task is
+// leased and its count still equals Number: a worker whose lease expired and
+// was claimed by another gets [ErrLeaseLost] from Renew, SaveAnswer, Finish
+// and Release. Every such change is an UPDATE conditioned on
+// state='leased' AND leases=Number. Finish is one transaction (attempt,
+// task done, verdict revision 0) and a unique index allows one revision-0
+// verdict per task, so a task is judged exactly once.
+//
+// # Attempt lifecycle
+//
+//	(lease) --SaveAnswer--> saved --Finish--> judged (verdict rev 0) --AddRescore--> rescored (rev n)
+//
+// SaveAnswer makes the model's answer durable before verification starts;
+// an attempt whose lease was lost stays saved, unjudged (its tokens still
+// count in [Counts]). Rescores never change the original verdict; readers
+// ([Store.Results], [Store.Export], Pass/Fail in [Counts]) use the latest
+// revision of the judged attempt.
+//
+// # Blobs
+//
+// [Blobs] stores byte strings by lowercase hex SHA-256 under
+// dir/blobs/<first 2 hex>/<hash>, written to a temp file, fsynced, renamed
+// and the directory fsynced. Verdict artifacts refer to blobs by hash.
+//
+// # Export format
+//
+// [Store.Export] writes JSON Lines, one [Sample] object per judged task
+// (passing only, unless [ExportOptions].All), in claim order:
+//
+//	schema        "kiln.sample/v1"
+//	id            sample id = the judged attempt's id (stable across rescores)
+//	campaign      {"id", "name"}
+//	lane, round   the task's lane and round
+//	task_id       task id; task_key: the campaign-unique key, e.g. "r0/item#0"
+//	categories    task categories ([] if none)
+//	meta          task metadata (string map)
+//	files         the task's input files, name -> content
+//	prompt        the rendered user prompt, when the task carried one
+//	answer        the model's final answer
+//	pass          the verdict's pass flag (same as verdict.pass)
+//	verdict       {"id","revision","pass","class","stage","stages","diagnostic"}:
+//	              the latest revision; stages is the verifier's JSON as stored
+//	attempt       {"id","number","turns","tool_calls","repair_turns","started_at","finished_at"}
+//	usage         {"prompt_tokens","completion_tokens","reasoning_tokens",
+//	              "prompt_source","completion_source","reasoning_source",
+//	              "latency_ms","ttft_ms","calls"}
+//	model, endpoint  who answered
+//	toolchain     tool name -> version used by the verifier
+//	policy        the verification policy name/version
+//	artifacts     artifact name -> blob hash (in dir/blobs)
+//	measurements  name -> number (e.g. cycles, bytes)
+//	created_at    when the carried verdict revision was written (RFC 3339, UTC)
+//	transcript    the attempt transcript JSON, only with ExportOptions.Transcripts
+package runs

@@ -1,0 +1,182 @@
+package runs
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// SampleSchema names the version of the Sample record layout.
+const SampleSchema = "kiln.sample/v1"
+
+// ExportOptions selects what Export writes.
+type ExportOptions struct {
+	// All includes failing results too; by default only passing ones.
+	All bool
+	// Round restricts the export to one round; nil means all rounds.
+	Round *int
+	// Transcripts includes each attempt's full transcript (large).
+	Transcripts bool
+}
+
+// Sample is one exported record: a judged answer with full provenance. See
+// the package doc for the field meanings.
+type Sample struct {
+	Schema       string             `json:"schema"`
+	ID           string             `json:"id"`
+	Campaign     SampleCampaign     `json:"campaign"`
+	Lane         string             `json:"lane"`
+	Round        int                `json:"round"`
+	TaskID       string             `json:"task_id"`
+	TaskKey      string             `json:"task_key"`
+	Categories   []string           `json:"categories"`
+	Meta         map[string]string  `json:"meta"`
+	Files        map[string]string  `json:"files"`
+	Prompt       string             `json:"prompt,omitempty"`
+	Answer       string             `json:"answer"`
+	Pass         bool               `json:"pass"`
+	Verdict      SampleVerdict      `json:"verdict"`
+	Attempt      SampleAttempt      `json:"attempt"`
+	Usage        SampleUsage        `json:"usage"`
+	Model        string             `json:"model"`
+	Endpoint     string             `json:"endpoint"`
+	Toolchain    map[string]string  `json:"toolchain"`
+	Policy       string             `json:"policy"`
+	Artifacts    map[string]string  `json:"artifacts"`
+	Measurements map[string]float64 `json:"measurements"`
+	CreatedAt    time.Time          `json:"created_at"`
+	Transcript   json.RawMessage    `json:"transcript,omitempty"`
+}
+
+// SampleCampaign identifies the campaign a sample came from.
+type SampleCampaign struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// SampleVerdict is the verdict revision a sample carries.
+type SampleVerdict struct {
+	ID         string          `json:"id"`
+	Revision   int             `json:"revision"`
+	Pass       bool            `json:"pass"`
+	Class      string          `json:"class"`
+	Stage      string          `json:"stage"`
+	Stages     json.RawMessage `json:"stages"`
+	Diagnostic string          `json:"diagnostic,omitempty"`
+}
+
+// SampleAttempt describes the attempt that produced the answer.
+type SampleAttempt struct {
+	ID          string    `json:"id"`
+	Number      int       `json:"number"`
+	Turns       int       `json:"turns"`
+	ToolCalls   int       `json:"tool_calls"`
+	RepairTurns int       `json:"repair_turns"`
+	StartedAt   time.Time `json:"started_at"`
+	FinishedAt  time.Time `json:"finished_at"`
+}
+
+// SampleUsage is the attempt's cost.
+type SampleUsage struct {
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	ReasoningTokens  int    `json:"reasoning_tokens"`
+	PromptSource     string `json:"prompt_source"`
+	CompletionSource string `json:"completion_source"`
+	ReasoningSource  string `json:"reasoning_source"`
+	LatencyMS        int64  `json:"latency_ms"`
+	TTFTMS           int64  `json:"ttft_ms"`
+	Calls            int    `json:"calls"`
+}
+
+// NewSample builds the export record of a result.
+func NewSample(c Campaign, r Result, transcript bool) Sample {
+	t, a, v := r.Task, r.Attempt, r.Verdict
+	s := Sample{
+		Schema:       SampleSchema,
+		ID:           a.ID,
+		Campaign:     SampleCampaign{ID: c.ID, Name: c.Name},
+		Lane:         t.Lane,
+		Round:        t.Round,
+		TaskID:       t.ID,
+		TaskKey:      t.Key,
+		Categories:   orEmpty(t.Categories),
+		Meta:         nonNilMap(t.Meta),
+		Files:        nonNilMap(t.Files),
+		Prompt:       t.Prompt,
+		Answer:       a.Answer,
+		Pass:         v.Pass,
+		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass, Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic},
+		Attempt:      SampleAttempt{ID: a.ID, Number: a.Number, Turns: a.Turns, ToolCalls: a.ToolCalls, RepairTurns: a.RepairTurns, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt},
+		Usage:        SampleUsage(a.Usage),
+		Model:        a.Model,
+		Endpoint:     a.Endpoint,
+		Toolchain:    nonNilMap(v.Toolchain),
+		Policy:       v.Policy,
+		Artifacts:    nonNilMap(v.Artifacts),
+		Measurements: v.Measurements,
+		CreatedAt:    v.CreatedAt,
+	}
+	if s.Measurements == nil {
+		s.Measurements = map[string]float64{}
+	}
+	if transcript && len(a.Transcript) > 0 {
+		s.Transcript = json.RawMessage(a.Transcript)
+	}
+	return s
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func jsonOrNull(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(b)
+}
+
+// Export writes the campaign's results as JSON Lines, one Sample per line,
+// in claim order: passing results only unless opt.All. It returns how many
+// records were written.
+func (s *Store) Export(ctx context.Context, campaignID string, w io.Writer, opt ExportOptions) (int, error) {
+	c, err := s.Campaign(ctx, campaignID)
+	if err != nil {
+		return 0, fmt.Errorf("export: %w", err)
+	}
+	round := -1
+	if opt.Round != nil {
+		round = *opt.Round
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	n := 0
+	err = s.eachResult(ctx, c.ID, round, func(r Result) error {
+		if !opt.All && !r.Verdict.Pass {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := enc.Encode(NewSample(c, r, opt.Transcripts)); err != nil {
+			return err
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,133 @@
+package runs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestExport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openTest(t)
+	c := mustCampaign(t, s, "export-me")
+	mustAdd(t, s, c.ID, []Task{
+		{Key: "r0/a#0", Files: map[string]string{"a.c": "int a;"}, Categories: []string{"loops", "simd"}, Meta: map[string]string{"src": "exebench"}, Prompt: "p-a"},
+		{Key: "r0/b#0", Files: map[string]string{"b.c": "int b;"}},
+		{Key: "r1/c#0", Round: 1, Files: map[string]string{"c.c": "int c;"}},
+	})
+	art, err := s.Blobs().Put([]byte("ELF"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a passes, b fails, c (round 1) passes; leave nothing unjudged.
+	for _, pass := range []bool{true, false, true} {
+		l, err := s.Claim(ctx, c.ID, "w", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := testVerdict(pass)
+		v.Artifacts = map[string]string{"bin": art}
+		if err := s.Finish(ctx, l, testAttempt(l.Task.Key, l.Number), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	read := func(opt ExportOptions) []Sample {
+		t.Helper()
+		var buf bytes.Buffer
+		n, err := s.Export(ctx, c.ID, &buf, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []Sample
+		sc := bufio.NewScanner(&buf)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var smp Sample
+			dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&smp); err != nil {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+			out = append(out, smp)
+		}
+		if n != len(out) {
+			t.Fatalf("Export returned %d, wrote %d lines", n, len(out))
+		}
+		return out
+	}
+
+	passing := read(ExportOptions{})
+	if len(passing) != 2 || passing[0].TaskKey != "r0/a#0" || passing[1].TaskKey != "r1/c#0" {
+		t.Fatalf("passing export: %+v", passing)
+	}
+	a := passing[0]
+	res, _ := s.Results(ctx, c.ID, 0)
+	want := res[0]
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"schema", a.Schema == SampleSchema},
+		{"id", a.ID == want.Attempt.ID && a.Attempt.ID == want.Attempt.ID},
+		{"campaign", a.Campaign == SampleCampaign{ID: c.ID, Name: "export-me"}},
+		{"lane/round", a.Lane == "c2x86" && a.Round == 0},
+		{"task", a.TaskID == want.Task.ID},
+		{"categories", len(a.Categories) == 2 && a.Categories[1] == "simd"},
+		{"meta", a.Meta["src"] == "exebench"},
+		{"files", a.Files["a.c"] == "int a;" && len(a.Files) == 1},
+		{"prompt", a.Prompt == "p-a"},
+		{"answer", a.Answer == "answer r0/a#0 #1"},
+		{"pass", a.Pass && a.Verdict.Pass},
+		{"verdict", a.Verdict.ID == want.Verdict.ID && a.Verdict.Revision == 0 && a.Verdict.Stage == "run" &&
+			string(a.Verdict.Stages) == `[{"name":"assemble","ok":true}]`},
+		{"usage", a.Usage.PromptTokens == 100 && a.Usage.ReasoningSource == "estimate" && a.Usage.TTFTMS == 90 && a.Usage.Calls == 2},
+		{"attempt", a.Attempt.Number == 1 && a.Attempt.Turns == 2 && a.Attempt.RepairTurns == 1 &&
+			a.Attempt.StartedAt.Equal(want.Attempt.StartedAt)},
+		{"model", a.Model == "qwen-coder" && a.Endpoint == "http://gpu:8000/v1"},
+		{"toolchain", a.Toolchain["gcc"] == "12.2.0"},
+		{"policy", a.Policy == "c2x86/v1"},
+		{"artifacts", a.Artifacts["bin"] == art},
+		{"measurements", a.Measurements["cycles"] == 1234.5},
+		{"created", a.CreatedAt.Equal(want.Verdict.CreatedAt) && !a.CreatedAt.IsZero()},
+		{"no transcript", a.Transcript == nil},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			t.Errorf("sample field %s wrong: %+v", ch.name, a)
+		}
+	}
+
+	all := read(ExportOptions{All: true, Transcripts: true})
+	if len(all) != 3 || all[1].Pass || all[1].Verdict.Class != "wrong_output" || all[1].Verdict.Diagnostic == "" {
+		t.Fatalf("all export: %+v", all)
+	}
+	if string(all[0].Transcript) != `[{"role":"user","content":"r0/a#0"}]` {
+		t.Fatalf("transcript = %s", all[0].Transcript)
+	}
+	r1 := 1
+	if got := read(ExportOptions{All: true, Round: &r1}); len(got) != 1 || got[0].TaskKey != "r1/c#0" {
+		t.Fatalf("round export: %+v", got)
+	}
+
+	// A rescore changes what is exported; the sample id stays the attempt id.
+	if _, err := s.AddRescore(ctx, a.ID, testVerdict(false)); err != nil {
+		t.Fatal(err)
+	}
+	after := read(ExportOptions{})
+	if len(after) != 1 || after[0].TaskKey != "r1/c#0" {
+		t.Fatalf("after rescore: %+v", after)
+	}
+	if got := read(ExportOptions{All: true}); got[0].ID != a.ID || got[0].Verdict.Revision != 1 {
+		t.Fatalf("rescored sample: %+v", got[0])
+	}
+	// Export by name works too.
+	var buf bytes.Buffer
+	if n, err := s.Export(ctx, "export-me", &buf, ExportOptions{All: true}); err != nil || n != 3 {
+		t.Fatalf("export by name: %d %v", n, err)
+	}
+}

@@ -1,0 +1,187 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// CampaignState is where a campaign is in its life; see the package doc for
+// the allowed transitions.
+type CampaignState string
+
+// Campaign states.
+const (
+	CampaignQueued    CampaignState = "queued"
+	CampaignRunning   CampaignState = "running"
+	CampaignCancelled CampaignState = "cancelled"
+	CampaignDone      CampaignState = "done"
+	CampaignFailed    CampaignState = "failed"
+)
+
+// TaskState is where a task is in its life; see the package doc.
+type TaskState string
+
+// Task states.
+const (
+	TaskQueued TaskState = "queued"
+	TaskLeased TaskState = "leased"
+	TaskDone   TaskState = "done"
+)
+
+// campaignFrom returns the states a campaign may move from into to. Setting
+// the state a campaign is already in is allowed (to update the note) except
+// for the terminal states done and cancelled. A nil result means to is not a
+// campaign state.
+func campaignFrom(to CampaignState) []CampaignState {
+	switch to {
+	case CampaignQueued:
+		return []CampaignState{CampaignQueued, CampaignRunning, CampaignFailed}
+	case CampaignRunning:
+		return []CampaignState{CampaignQueued, CampaignRunning}
+	case CampaignCancelled:
+		return []CampaignState{CampaignQueued, CampaignRunning}
+	case CampaignDone:
+		return []CampaignState{CampaignRunning}
+	case CampaignFailed:
+		return []CampaignState{CampaignQueued, CampaignRunning, CampaignFailed}
+	}
+	return nil
+}
+
+// CanTransition reports whether a campaign may move from one state to another.
+func CanTransition(from, to CampaignState) bool {
+	for _, f := range campaignFrom(to) {
+		if f == from {
+			return true
+		}
+	}
+	return false
+}
+
+// Valid reports whether st is a known campaign state.
+func (st CampaignState) Valid() bool { return campaignFrom(st) != nil }
+
+// Campaign is one submitted campaign.
+type Campaign struct {
+	ID, Name, Lane string
+	Spec           []byte // YAML as submitted
+	State          CampaignState
+	Round          int
+	Note           string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Task is one unit of work: one item of one round, to be attempted once per
+// lease until judged.
+type Task struct {
+	ID, CampaignID string
+	Round          int
+	Key            string // unique per campaign, e.g. "r0/itemid#0"
+	Lane           string
+	Files          map[string]string
+	Meta           map[string]string
+	Categories     []string
+	Prompt         string // optional rendered user prompt
+	State          TaskState
+	Leases         int
+	CreatedAt      time.Time
+}
+
+// Lease is a worker's claim on a task. Number is the attempt number: the
+// task's lease count after the claim. A lease is current while the task is
+// leased and its lease count still equals Number.
+type Lease struct {
+	Task    Task
+	Number  int
+	Worker  string
+	Expires time.Time
+}
+
+// Usage is what an attempt cost.
+type Usage struct {
+	PromptTokens, CompletionTokens, ReasoningTokens int
+	PromptSource, CompletionSource, ReasoningSource string
+	LatencyMS, TTFTMS                               int64
+	Calls                                           int
+}
+
+// Attempt is one model answer to a task.
+type Attempt struct {
+	ID, TaskID                    string
+	Number                        int
+	Endpoint, Model               string
+	Answer                        string
+	Transcript                    []byte // JSON
+	Usage                         Usage
+	Turns, ToolCalls, RepairTurns int
+	Error                         string
+	StartedAt, FinishedAt         time.Time
+}
+
+// Verdict is a judgement of an attempt. Revision 0 is the original verdict
+// written by Finish; revision n is the nth rescore.
+type Verdict struct {
+	ID, AttemptID, TaskID string
+	Revision              int
+	Pass                  bool
+	Class, Stage          string
+	Stages                []byte // JSON
+	Diagnostic            string
+	Measurements          map[string]float64
+	Artifacts             map[string]string // name -> blob hash
+	Toolchain             map[string]string
+	Policy                string
+	CreatedAt             time.Time
+}
+
+// Result is a done task with its judged attempt and that attempt's latest
+// verdict revision.
+type Result struct {
+	Task    Task
+	Attempt Attempt
+	Verdict Verdict
+}
+
+// Counts summarises a campaign (or one round of it). Pass and Fail count done
+// tasks by the latest verdict revision of their judged attempt. Token sums
+// cover every saved attempt, judged or not (they were paid for).
+type Counts struct {
+	Tasks, Queued, Leased, Done, Pass, Fail         int
+	PromptTokens, CompletionTokens, ReasoningTokens int64
+}
+
+// Sentinel errors. Callers test them with errors.Is.
+var (
+	// ErrNoTask: nothing is claimable right now.
+	ErrNoTask = errors.New("runs: no claimable task")
+	// ErrLeaseLost: the lease is no longer current (expired and taken by
+	// another worker, released, or the task is already done).
+	ErrLeaseLost = errors.New("runs: lease lost")
+	// ErrNotFound: no such campaign, task, attempt or blob (or, for
+	// AddRescore, no original verdict to revise).
+	ErrNotFound = errors.New("runs: not found")
+	// ErrAmbiguous: a campaign id prefix matches more than one campaign.
+	ErrAmbiguous = errors.New("runs: ambiguous campaign id prefix")
+	// ErrBadTransition: the campaign state change is not allowed.
+	ErrBadTransition = errors.New("runs: state transition not allowed")
+	// ErrBadHash: a blob hash is not 64 lowercase hex digits.
+	ErrBadHash = errors.New("runs: bad blob hash")
+	// ErrCorrupt: a stored blob no longer matches its hash.
+	ErrCorrupt = errors.New("runs: blob corrupt")
+)
+
+// TransitionError says which campaign state change was refused. It matches
+// ErrBadTransition with errors.Is.
+type TransitionError struct {
+	ID       string
+	From, To CampaignState
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("runs: campaign %s: %s -> %s not allowed", e.ID, e.From, e.To)
+}
+
+// Is makes errors.Is(err, ErrBadTransition) true.
+func (e *TransitionError) Is(target error) bool { return target == ErrBadTransition }

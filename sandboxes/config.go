@@ -1,0 +1,163 @@
+package sandboxes
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+)
+
+// NoLimit, as the value of a [Limits] field, turns that limit off. A zero
+// field means "use the default".
+const NoLimit = -1
+
+// Limits bounds one run. Zero fields take the Runner's defaults
+// (Config.Defaults, then [DefaultLimits]); [NoLimit] turns a limit off.
+type Limits struct {
+	// Wall is the wall-clock limit; the whole tree is killed when it passes.
+	Wall time.Duration `json:"wall,omitempty"`
+	// CPU is RLIMIT_CPU (rounded up to whole seconds): SIGXCPU at the soft
+	// limit, SIGKILL one second later. It is per process.
+	CPU time.Duration `json:"cpu,omitempty"`
+	// Memory is RLIMIT_AS in bytes (address space, not RSS). It breaks
+	// programs that reserve large address ranges (CUDA, sanitizers): turn it
+	// off there.
+	Memory int64 `json:"memory,omitempty"`
+	// Procs is RLIMIT_NPROC: processes and threads of the box's uid,
+	// including the trampoline's few threads.
+	Procs int64 `json:"procs,omitempty"`
+	// FileSize is RLIMIT_FSIZE in bytes: the largest file a process may write.
+	FileSize int64 `json:"file_size,omitempty"`
+	// OpenFiles is RLIMIT_NOFILE.
+	OpenFiles int64 `json:"open_files,omitempty"`
+	// Output caps each of stdout and stderr as captured; the excess is
+	// discarded (or the tree killed, see Spec.KillOnOutputCap).
+	Output int64 `json:"output,omitempty"`
+}
+
+// DefaultLimits are the limits used where neither the Spec nor
+// Config.Defaults set one.
+func DefaultLimits() Limits {
+	return Limits{
+		Wall:      10 * time.Second,
+		CPU:       10 * time.Second,
+		Memory:    1 << 30,
+		Procs:     64,
+		FileSize:  64 << 20,
+		OpenFiles: 256,
+		Output:    1 << 20,
+	}
+}
+
+// merge fills the zero fields of l from d.
+func (l Limits) merge(d Limits) Limits {
+	if l.Wall == 0 {
+		l.Wall = d.Wall
+	}
+	if l.CPU == 0 {
+		l.CPU = d.CPU
+	}
+	if l.Memory == 0 {
+		l.Memory = d.Memory
+	}
+	if l.Procs == 0 {
+		l.Procs = d.Procs
+	}
+	if l.FileSize == 0 {
+		l.FileSize = d.FileSize
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = d.OpenFiles
+	}
+	if l.Output == 0 {
+		l.Output = d.Output
+	}
+	return l
+}
+
+func (l Limits) validate() error {
+	for name, v := range map[string]int64{
+		"wall": int64(l.Wall), "cpu": int64(l.CPU), "memory": l.Memory, "procs": l.Procs,
+		"file_size": l.FileSize, "open_files": l.OpenFiles, "output": l.Output,
+	} {
+		if v < NoLimit {
+			return fmt.Errorf("limit %s: negative value %d (use NoLimit)", name, v)
+		}
+	}
+	return nil
+}
+
+// Config configures a [Runner].
+type Config struct {
+	// ScratchRoot is the directory holding the per-box scratch dirs. It is
+	// created (mode 0711) if missing; every directory above it must be
+	// searchable by the sandbox uids. Required.
+	ScratchRoot string
+	// UIDBase is the first uid (and gid) of the range handed to boxes when
+	// running as root; default 2_100_000_000, far from system and subuid
+	// ranges. Ignored when not root.
+	UIDBase uint32
+	// MaxBoxes is how many boxes may be open at once (one uid each when
+	// root); Open waits for a free one. Default 64.
+	MaxBoxes int
+	// Path is the PATH inside the sandbox. Default
+	// "/usr/local/bin:/usr/bin:/bin".
+	Path string
+	// Defaults override DefaultLimits field by field.
+	Defaults Limits
+	// AllowWeakIsolation lets New fall back to running without namespaces
+	// when they cannot be created (a container without privileges, a
+	// kernel without user namespaces). Off by default: New fails instead.
+	AllowWeakIsolation bool
+	// Logger receives debug records; nil discards.
+	Logger *slog.Logger
+}
+
+const (
+	defaultUIDBase  = 2_100_000_000
+	defaultMaxBoxes = 64
+	defaultPath     = "/usr/local/bin:/usr/bin:/bin"
+)
+
+// withDefaults returns c with defaults filled in.
+func (c Config) withDefaults() Config {
+	if c.UIDBase == 0 {
+		c.UIDBase = defaultUIDBase
+	}
+	if c.MaxBoxes == 0 {
+		c.MaxBoxes = defaultMaxBoxes
+	}
+	if c.Path == "" {
+		c.Path = defaultPath
+	}
+	c.Defaults = c.Defaults.merge(DefaultLimits())
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports whether c is usable (after defaults are applied).
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.ScratchRoot == "" {
+		return errors.New("sandboxes config: scratch root is required")
+	}
+	if !filepath.IsAbs(c.ScratchRoot) {
+		return fmt.Errorf("sandboxes config: scratch root %q is not absolute", c.ScratchRoot)
+	}
+	if c.MaxBoxes < 1 || c.MaxBoxes > 1<<16 {
+		return fmt.Errorf("sandboxes config: max boxes %d out of range", c.MaxBoxes)
+	}
+	if uint64(c.UIDBase)+uint64(c.MaxBoxes) >= 1<<32-1 {
+		return fmt.Errorf("sandboxes config: uid range %d+%d overflows", c.UIDBase, c.MaxBoxes)
+	}
+	if c.UIDBase < 1000 {
+		return fmt.Errorf("sandboxes config: uid base %d is a system uid", c.UIDBase)
+	}
+	if err := c.Defaults.validate(); err != nil {
+		return fmt.Errorf("sandboxes config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,570 @@
+package sandboxes
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Shared by the tests: one runner (one uid range) and helper binaries.
+var (
+	testRoot   string
+	testBins   string
+	testRunner *Runner
+)
+
+func TestMain(m *testing.M) {
+	MaybeRunInit()
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "kiln-sandboxes-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o711); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	testRoot = filepath.Join(dir, "boxes")
+	testBins = filepath.Join(dir, "bin")
+	if err := os.Mkdir(testBins, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := buildHelpers(testBins); err != nil {
+		fmt.Fprintln(os.Stderr, "build helpers:", err)
+		return 1
+	}
+	testRunner, err = New(Config{ScratchRoot: testRoot, UIDBase: 2_100_000_000})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "new runner:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// helperSources are small C programs the tests run in boxes.
+var helperSources = map[string]string{
+	// allocate and touch argv[1] MiB; exit 3 if malloc fails.
+	"alloc": `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int c, char **v) { size_t n = (size_t)atol(v[1]) << 20; char *p = malloc(n);
+if (!p) { puts("alloc failed"); return 3; } memset(p, 1, n); printf("allocated %d\n", p[n / 2] + p[n - 1]); return 0; }`,
+	// fork spinners forever; report the first failed fork.
+	"forkbomb": `#include <stdio.h>
+#include <unistd.h>
+int main(void) { int said = 0; for (;;) { pid_t p = fork(); if (p == 0) for (;;) ;
+if (p < 0 && !said) { said = 1; fputs("fork failed\n", stderr); } } }`,
+	// connect to 127.0.0.1:argv[1]; print the errno name.
+	"connect": `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+int main(int c, char **v) { int s = socket(AF_INET, SOCK_STREAM, 0); struct sockaddr_in a = {0};
+a.sin_family = AF_INET; a.sin_port = htons(atoi(v[1])); a.sin_addr.s_addr = htonl(0x7f000001);
+if (connect(s, (struct sockaddr *)&a, sizeof a) == 0) { puts("connected"); return 0; }
+printf("connect failed: %s\n", strerror(errno)); return 1; }`,
+}
+
+func buildHelpers(dir string) error {
+	for name, src := range helperSources {
+		cfile := filepath.Join(dir, name+".c")
+		if err := os.WriteFile(cfile, []byte(src), 0o644); err != nil {
+			return err
+		}
+		out, err := exec.Command("gcc", "-O1", "-o", filepath.Join(dir, name), cfile).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s: %v: %s", name, err, out)
+		}
+	}
+	return nil
+}
+
+func openBox(t *testing.T) *Box {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := testRunner.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+// procsOfUID lists live processes whose real uid is uid.
+func procsOfUID(uid uint32) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	want := "Uid:\t" + strconv.FormatUint(uint64(uid), 10) + "\t"
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), want) {
+			name, _, _ := strings.Cut(string(b), "\n")
+			out = append(out, e.Name()+" "+name)
+		}
+	}
+	return out
+}
+
+func assertNoProcs(t *testing.T, b *Box) {
+	t.Helper()
+	if left := procsOfUID(b.uid); len(left) > 0 {
+		t.Fatalf("processes of box uid %d left: %v", b.uid, left)
+	}
+}
+
+func run(t *testing.T, b *Box, spec Spec) Result {
+	t.Helper()
+	res, err := b.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("run %v: %v", spec.Argv, err)
+	}
+	return res
+}
+
+func TestCapabilities(t *testing.T) {
+	t.Parallel()
+	c := testRunner.Capabilities()
+	if os.Geteuid() != 0 {
+		t.Skip("layers differ when not root")
+	}
+	if !c.UIDDrop || c.Network || c.TreeKill != "pid-namespace" || !c.NoNewPrivs {
+		t.Fatalf("capabilities: %+v", c)
+	}
+	for _, ns := range []string{"pid", "net", "ipc", "uts", "mount"} {
+		if !strings.Contains(strings.Join(c.Namespaces, ","), ns) {
+			t.Errorf("namespace %s missing: %v", ns, c.Namespaces)
+		}
+	}
+	for _, rl := range []string{"cpu", "as", "nproc", "fsize", "nofile", "core"} {
+		if !strings.Contains(strings.Join(c.Rlimits, ","), rl) {
+			t.Errorf("rlimit %s missing: %v", rl, c.Rlimits)
+		}
+	}
+}
+
+func TestRunBasics(t *testing.T) {
+	t.Parallel()
+	b := openBox(t)
+	tests := []struct {
+		name      string
+		spec      Spec
+		code      int
+		stdout    string
+		stderrHas string
+	}{
+		{"hello", Spec{Argv: []string{"echo", "hello", "world"}}, 0, "hello world\n", ""},
+		{"exit code", Spec{Argv: []string{"sh", "-c", "echo oops >&2; exit 3"}}, 3, "", "oops"},
+		{"stdin", Spec{Argv: []string{"cat"}, Stdin: []byte("in\n")}, 0, "in\n", ""},
+		{"env is minimal", Spec{Argv: []string{"sh", "-c", "env | sort | tr '\\n' ' '"}, Env: []string{"X=1"}},
+			0, "LC_ALL=C PATH=/usr/local/bin:/usr/bin:/bin PWD=" + b.Dir() + " TMPDIR=" + b.Dir() + " X=1 ", ""},
+		{"uid", Spec{Argv: []string{"sh", "-c", "id -u; pwd; hostname"}}, 0, "", ""},
+	}
+	for _, tt := range tests {
+		res := run(t, b, tt.spec)
+		if res.ExitCode != tt.code || res.Signal != 0 || res.Killed != KillNone {
+			t.Errorf("%s: %s, want exit %d (stderr %q)", tt.name, res.Describe(), tt.code, res.Stderr)
+		}
+		if tt.stdout != "" && string(res.Stdout) != tt.stdout {
+			t.Errorf("%s: stdout %q, want %q", tt.name, res.Stdout, tt.stdout)
+		}
+		if !strings.Contains(string(res.Stderr), tt.stderrHas) {
+			t.Errorf("%s: stderr %q lacks %q", tt.name, res.Stderr, tt.stderrHas)
+		}
+		if tt.name == "uid" && os.Geteuid() == 0 {
+			want := fmt.Sprintf("%d\n%s\n", b.uid, b.Dir())
+			if !strings.HasPrefix(string(res.Stdout), want) {
+				t.Errorf("uid: got %q, want prefix %q", res.Stdout, want)
+			}
+		}
+		if res.Wall <= 0 || res.CPU <= 0 {
+			t.Errorf("%s: wall %v cpu %v", tt.name, res.Wall, res.CPU)
+		}
+	}
+}
+
+func TestExecError(t *testing.T) {
+	t.Parallel()
+	b := openBox(t)
+	_, err := b.Run(context.Background(), Spec{Argv: []string{"no-such-command-kiln"}})
+	if !errors.Is(err, ErrExec) {
+		t.Fatalf("err = %v, want ErrExec", err)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		spec    Spec
+		killed  KillReason
+		outcome Outcome
+		maxWall time.Duration
+		check   func(t *testing.T, r Result)
+	}{
+		{
+			name:    "infinite loop times out",
+			spec:    Spec{Argv: []string{"sh", "-c", "while :; do :; done"}, Limits: Limits{Wall: 300 * time.Millisecond}},
+			killed:  KillTimeout,
+			outcome: OutcomeTimeout,
+			maxWall: 2 * time.Second,
+		},
+		{
+			name:    "cpu burner hits RLIMIT_CPU",
+			spec:    Spec{Argv: []string{"sh", "-c", "while :; do :; done"}, Limits: Limits{Wall: 20 * time.Second, CPU: time.Second}},
+			killed:  KillCPU,
+			outcome: OutcomeResourceLimit,
+			maxWall: 10 * time.Second,
+			check: func(t *testing.T, r Result) {
+				if r.Signal != syscall.SIGXCPU || r.CPU < 900*time.Millisecond {
+					t.Errorf("signal %v cpu %v", r.Signal, r.CPU)
+				}
+			},
+		},
+		{
+			name:    "file size limit",
+			spec:    Spec{Argv: []string{"dd", "if=/dev/zero", "of=big", "bs=1M", "count=4"}, Limits: Limits{FileSize: 1 << 20}},
+			killed:  KillFileSize,
+			outcome: OutcomeResourceLimit,
+			maxWall: 5 * time.Second,
+		},
+		{
+			name:    "output cap kills",
+			spec:    Spec{Argv: []string{"yes"}, Limits: Limits{Output: 1000}, KillOnOutputCap: true},
+			killed:  KillOutput,
+			outcome: OutcomeResourceLimit,
+			maxWall: 5 * time.Second,
+			check: func(t *testing.T, r Result) {
+				if len(r.Stdout) != 1000 || !r.StdoutTruncated || string(r.Stdout[:4]) != "y\ny\n" {
+					t.Errorf("stdout %d bytes truncated=%v", len(r.Stdout), r.StdoutTruncated)
+				}
+			},
+		},
+		{
+			name:    "output cap discards",
+			spec:    Spec{Argv: []string{"head", "-c", "300000", "/dev/zero"}, Limits: Limits{Output: 1000}},
+			killed:  KillNone,
+			outcome: OutcomeExited,
+			maxWall: 5 * time.Second,
+			check: func(t *testing.T, r Result) {
+				if len(r.Stdout) != 1000 || !r.StdoutTruncated || r.ExitCode != 0 {
+					t.Errorf("stdout %d bytes truncated=%v exit %d", len(r.Stdout), r.StdoutTruncated, r.ExitCode)
+				}
+			},
+		},
+		{
+			name:    "memory limit fails allocation",
+			spec:    Spec{Argv: []string{filepath.Join(testBins, "alloc"), "512"}, Limits: Limits{Memory: 128 << 20}},
+			killed:  KillNone,
+			outcome: OutcomeExited,
+			maxWall: 5 * time.Second,
+			check: func(t *testing.T, r Result) {
+				if r.ExitCode != 3 {
+					t.Errorf("alloc under RLIMIT_AS: %s, stdout %q", r.Describe(), r.Stdout)
+				}
+			},
+		},
+		{
+			name:    "memory limit off",
+			spec:    Spec{Argv: []string{filepath.Join(testBins, "alloc"), "64"}, Limits: Limits{Memory: NoLimit}},
+			killed:  KillNone,
+			outcome: OutcomeExited,
+			maxWall: 5 * time.Second,
+			check: func(t *testing.T, r Result) {
+				if r.ExitCode != 0 || r.MaxRSS < 64<<20 {
+					t.Errorf("alloc without limit: %s, maxrss %d", r.Describe(), r.MaxRSS)
+				}
+			},
+		},
+		{
+			name:    "segfault is a crash",
+			spec:    Spec{Argv: []string{"sh", "-c", "kill -SEGV $$"}},
+			killed:  KillNone,
+			outcome: OutcomeCrashed,
+			maxWall: 5 * time.Second,
+			check: func(t *testing.T, r Result) {
+				if r.Signal != syscall.SIGSEGV || !strings.Contains(r.Describe(), "SIGSEGV") {
+					t.Errorf("got %s", r.Describe())
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := openBox(t)
+			res := run(t, b, tt.spec)
+			if res.Killed != tt.killed || res.Outcome() != tt.outcome {
+				t.Errorf("killed=%q outcome=%q (%s), want %q %q", res.Killed, res.Outcome(), res.Describe(), tt.killed, tt.outcome)
+			}
+			if res.Wall > tt.maxWall {
+				t.Errorf("wall %v > %v", res.Wall, tt.maxWall)
+			}
+			if tt.check != nil {
+				tt.check(t, res)
+			}
+			assertNoProcs(t, b)
+		})
+	}
+}
+
+func TestForkBombContained(t *testing.T) {
+	t.Parallel()
+	b := openBox(t)
+	start := time.Now()
+	res := run(t, b, Spec{
+		// Forks spinners forever; forks beyond RLIMIT_NPROC fail with
+		// EAGAIN and it retries until the wall clock ends it.
+		Argv:   []string{filepath.Join(testBins, "forkbomb")},
+		Limits: Limits{Wall: time.Second, Procs: 32},
+	})
+	if res.Killed != KillTimeout {
+		t.Errorf("fork bomb: %s", res.Describe())
+	}
+	if !strings.Contains(string(res.Stderr), "fork failed") {
+		t.Errorf("fork bomb never hit RLIMIT_NPROC; stderr %q", clip(string(res.Stderr), 200))
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("fork bomb took %v to clean up", time.Since(start))
+	}
+	assertNoProcs(t, b)
+}
+
+func TestOrphansKilled(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		script string
+		killed KillReason
+	}{
+		{"after exit", `setsid sh -c 'sleep 60' & (sleep 60 &) ; sleep 0.2; echo done`, KillNone},
+		{"after timeout", `setsid sh -c 'sleep 60' & sleep 60`, KillTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := openBox(t)
+			start := time.Now()
+			res := run(t, b, Spec{Argv: []string{"sh", "-c", tt.script}, Limits: Limits{Wall: time.Second}})
+			if res.Killed != tt.killed {
+				t.Errorf("%s", res.Describe())
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("took %v", time.Since(start))
+			}
+			assertNoProcs(t, b)
+		})
+	}
+}
+
+func TestCancelKillsTree(t *testing.T) {
+	t.Parallel()
+	b := openBox(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := b.Run(ctx, Spec{Argv: []string{"sh", "-c", "sleep 60 & setsid sleep 60 & sleep 60"}})
+	if !errors.Is(err, context.Canceled) || res.Killed != KillCanceled {
+		t.Fatalf("err %v killed %q", err, res.Killed)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("cancel took %v", time.Since(start))
+	}
+	assertNoProcs(t, b)
+}
+
+func TestNoNetwork(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	// Sanity: the helper does connect outside a box.
+	if out, err := exec.Command(filepath.Join(testBins, "connect"), port).CombinedOutput(); err != nil {
+		t.Fatalf("helper outside box: %v %s", err, out)
+	}
+	<-accepted
+	b := openBox(t)
+	res := run(t, b, Spec{Argv: []string{filepath.Join(testBins, "connect"), port}})
+	if res.ExitCode != 1 || !strings.Contains(string(res.Stdout), "connect failed") {
+		t.Fatalf("inside box: %s, stdout %q", res.Describe(), res.Stdout)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("listener accepted a connection from inside the box")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestReadBackRefusesLinks(t *testing.T) {
+	t.Parallel()
+	b := openBox(t)
+	res := run(t, b, Spec{Argv: []string{"sh", "-c",
+		"ln -s /etc/passwd abs && ln -s ../../../../etc/passwd rel && mkfifo fifo && mkdir d && echo ok > real"}})
+	if !res.OK() {
+		t.Fatalf("setup: %s %s", res.Describe(), res.Stderr)
+	}
+	for _, name := range []string{"abs", "rel", "fifo", "d"} {
+		data, err := b.ReadFile(name, 1<<20)
+		if !errors.Is(err, ErrNotRegular) {
+			t.Errorf("ReadFile(%s) = %q, %v; want ErrNotRegular", name, data, err)
+		}
+	}
+	for _, name := range []string{"/etc/passwd", "../x", ""} {
+		if _, err := b.ReadFile(name, 1<<20); !errors.Is(err, ErrBadName) {
+			t.Errorf("ReadFile(%q): %v, want ErrBadName", name, err)
+		}
+	}
+	if data, err := b.ReadFile("real", 1<<20); err != nil || string(data) != "ok\n" {
+		t.Errorf("ReadFile(real) = %q, %v", data, err)
+	}
+	if _, err := b.ReadFile("real", 2); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadFile cap: %v", err)
+	}
+}
+
+func TestWriteFileReplacesPlantedLink(t *testing.T) {
+	t.Parallel()
+	victim := filepath.Join(filepath.Dir(testRoot), "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	b := openBox(t)
+	res := run(t, b, Spec{Argv: []string{"ln", "-s", victim, "input.c"}})
+	if !res.OK() {
+		t.Fatalf("ln: %s %s", res.Describe(), res.Stderr)
+	}
+	if err := b.WriteFile("input.c", []byte("int x;"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "precious" {
+		t.Fatalf("victim overwritten: %q", got)
+	}
+	res = run(t, b, Spec{Argv: []string{"cat", "input.c"}})
+	if string(res.Stdout) != "int x;" {
+		t.Fatalf("box sees %q", res.Stdout)
+	}
+}
+
+func TestBoxesAreSeparate(t *testing.T) {
+	t.Parallel()
+	b1, b2 := openBox(t), openBox(t)
+	if b1.Dir() == b2.Dir() || (os.Geteuid() == 0 && b1.uid == b2.uid) {
+		t.Fatalf("boxes share dir or uid: %s %s %d %d", b1.Dir(), b2.Dir(), b1.uid, b2.uid)
+	}
+	if err := b1.WriteFile("secret", []byte("s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, b2, Spec{Argv: []string{"cat", filepath.Join(b1.Dir(), "secret")}})
+	if os.Geteuid() == 0 && (res.OK() || bytes.Contains(res.Stdout, []byte("s"))) {
+		t.Fatalf("box 2 read box 1's file: %s %q", res.Describe(), res.Stdout)
+	}
+	dir := b1.Dir()
+	if err := b1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("box dir not removed: %v", err)
+	}
+	if _, err := b1.Run(context.Background(), Spec{Argv: []string{"true"}}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("run after close: %v", err)
+	}
+}
+
+func TestOpenWaitsForFreeBox(t *testing.T) {
+	t.Parallel()
+	r, err := New(Config{ScratchRoot: testRoot, UIDBase: 2_100_100_000, MaxBoxes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := r.Open(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second open: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := r.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2.Close()
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"ok", Config{ScratchRoot: "/tmp/x"}, true},
+		{"no root", Config{}, false},
+		{"relative root", Config{ScratchRoot: "x"}, false},
+		{"system uid", Config{ScratchRoot: "/tmp/x", UIDBase: 10}, false},
+		{"bad limit", Config{ScratchRoot: "/tmp/x", Defaults: Limits{Wall: -5}}, false},
+		{"no limit", Config{ScratchRoot: "/tmp/x", Defaults: Limits{Memory: NoLimit}}, true},
+	}
+	for _, tt := range tests {
+		if err := tt.cfg.Validate(); (err == nil) != tt.ok {
+			t.Errorf("%s: Validate() = %v", tt.name, err)
+		}
+	}
+}
+
+// BenchmarkRunTrue measures the fixed cost of one sandboxed run.
+func BenchmarkRunTrue(b *testing.B) {
+	box, err := testRunner.Open(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer box.Close()
+	for b.Loop() {
+		res, err := box.Run(context.Background(), Spec{Argv: []string{"true"}})
+		if err != nil || !res.OK() {
+			b.Fatal(err, res.Describe())
+		}
+	}
+}

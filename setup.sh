@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# kiln set-up for a fresh Debian 12 machine.
+#
+#   ./setup.sh          install system packages and Go modules, build ./bin/kiln
+#   ./setup.sh test     run the test suite (what CI runs)
+#
+# Needs root (or sudo) for apt-get. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
+export DEBIAN_FRONTEND=noninteractive
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install() {
+	# gcc/binutils: the c2x86 lane's reference compiler, assembler and linker.
+	# util-linux/procps: used by the sandbox tests to inspect process trees.
+	local pkgs=(gcc libc6-dev binutils make ca-certificates git procps util-linux)
+	local missing=()
+	for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+	if ! command -v go >/dev/null 2>&1; then missing+=(golang-go); fi
+	if [ "${#missing[@]}" -gt 0 ]; then
+		echo "setup: installing ${missing[*]}"
+		as_root apt-get update -q
+		as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+	fi
+	# go.mod names the Go release; an older go fetches it from the module proxy.
+	export GOTOOLCHAIN=auto
+	go version
+	go mod download
+	mkdir -p bin
+	go build -o bin/kiln ./cmd/kiln
+	echo "setup: built $(pwd)/bin/kiln"
+	./bin/kiln doctor || true
+}
+
+run_tests() {
+	export GOTOOLCHAIN=auto
+	go vet ./...
+	# -p 2: the reference machines have 2 cores; the sandbox and corpus tests run real compilers.
+	go test -p 2 -timeout 40m ./...
+}
+
+case "${1:-install}" in
+install) install ;;
+test) run_tests ;;
+*) echo "usage: $0 [install|test]" >&2; exit 2 ;;
+esac
