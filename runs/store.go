@@ -123,6 +123,7 @@ CREATE TABLE campaigns (
 	name       TEXT NOT NULL,
 	lane       TEXT NOT NULL,
 	spec       BLOB,
+	spec_dir   TEXT NOT NULL DEFAULT '',
 	state      TEXT NOT NULL CHECK (state IN ('queued','running','cancelled','done','failed')),
 	round      INTEGER NOT NULL DEFAULT 0 CHECK (round >= 0),
 	note       TEXT NOT NULL DEFAULT '',

@@ -52,7 +52,7 @@ func withClock(s *Store) *testClock {
 
 func mustCampaign(t testing.TB, s *Store, name string) Campaign {
 	t.Helper()
-	c, err := s.CreateCampaign(context.Background(), Campaign{Name: name, Lane: "c2x86", Spec: []byte("lane: c2x86\n")})
+	c, err := s.CreateCampaign(context.Background(), Campaign{Name: name, Lane: "c2x86", Spec: []byte("lane: c2x86\n"), SpecDir: "/specs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestCampaignCRUD(t *testing.T) {
 	}
 
 	got, err := s.Campaign(ctx, a.ID)
-	if err != nil || got.ID != a.ID || string(got.Spec) != "lane: c2x86\n" || got.Lane != "c2x86" || !got.CreatedAt.Equal(a.CreatedAt) {
+	if err != nil || got.ID != a.ID || string(got.Spec) != "lane: c2x86\n" || got.SpecDir != "/specs" || got.Lane != "c2x86" || !got.CreatedAt.Equal(a.CreatedAt) {
 		t.Fatalf("by id: %+v %v", got, err)
 	}
 	if got, err := s.Campaign(ctx, "alpha"); err != nil || got.ID != b.ID {
@@ -138,8 +138,8 @@ func TestCampaignCRUD(t *testing.T) {
 
 	// Two ids sharing a prefix: ambiguous.
 	for _, id := range []string{"abcd0000-0000-4000-8000-000000000001", "abcd0000-0000-4000-8000-000000000002"} {
-		if _, err := s.w.ExecContext(ctx, `INSERT INTO campaigns (`+campaignCols+`) VALUES (?,?,?,?,?,?,?,?,?)`,
-			id, "x", "c2x86", []byte{}, "queued", 0, "", fmtTime(clk.now()), fmtTime(clk.now())); err != nil {
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO campaigns (`+campaignCols+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			id, "x", "c2x86", []byte{}, "/specs", "queued", 0, "", fmtTime(clk.now()), fmtTime(clk.now())); err != nil {
 			t.Fatal(err)
 		}
 	}

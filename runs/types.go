@@ -66,11 +66,14 @@ func (st CampaignState) Valid() bool { return campaignFrom(st) != nil }
 type Campaign struct {
 	ID, Name, Lane string
 	Spec           []byte // YAML as submitted
-	State          CampaignState
-	Round          int
-	Note           string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// SpecDir is the folder the spec's relative paths (corpus, script)
+	// resolve against: the spec file's folder when it was submitted.
+	SpecDir   string
+	State     CampaignState
+	Round     int
+	Note      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Task is one unit of work: one item of one round, to be attempted once per

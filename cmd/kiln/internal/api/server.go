@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 )
@@ -129,10 +130,11 @@ type Server struct {
 	streams     context.Context
 	stopStreams context.CancelFunc
 
+	bound atomic.Pointer[string] // listener address once started
+
 	mu     sync.Mutex
 	state  int // 0 new, 1 started, 2 stopped
 	srv    *http.Server
-	ln     net.Listener
 	served chan struct{} // closed when Serve returns
 }
 
@@ -179,7 +181,8 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("api: listen: %w", err)
 	}
-	s.ln = ln
+	addr := ln.Addr().String()
+	s.bound.Store(&addr)
 	s.srv = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
@@ -205,10 +208,8 @@ func (s *Server) Start(ctx context.Context) error {
 // Addr returns the bound address once started (useful with ":0"), else the
 // configured one.
 func (s *Server) Addr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln != nil {
-		return s.ln.Addr().String()
+	if a := s.bound.Load(); a != nil {
+		return *a
 	}
 	return s.cfg.Addr
 }

@@ -28,7 +28,9 @@ import (
 	"time"
 )
 
-// Service is what the API needs from the engine.
+// Service is what the API needs from the engine. Each call's ctx is the
+// HTTP request's: it ends when the client leaves, so it bounds the call, not
+// the campaign a Submit starts.
 type Service interface {
 	// Submit parses, validates and starts a campaign. A spec the caller got
 	// wrong is reported as a *BadSpec error (HTTP 400).

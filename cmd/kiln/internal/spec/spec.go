@@ -118,15 +118,10 @@ func Kinds() []string { return []string{KindOpenAI, KindOllama, KindLangchain, K
 func ToolModes() []string { return []string{ToolsNative, ToolsText, ToolsNone} }
 
 // LangchainProviders returns the models[].provider values accepted for kind
-// langchain: the chat providers langchaingo v0.1.14 ships (llms/...), less
-// ollama (use kind ollama: langchaingo's Ollama provider lacks tool calling),
-// local (runs a binary) and palm (a retired API).
+// langchain: the langchaingo v0.1.14 chat providers that cmd/kiln wires.
+// (Ollama has its own kind: langchaingo's Ollama provider lacks tool calling.)
 func LangchainProviders() []string {
-	return []string{
-		"anthropic", "bedrock", "cloudflare", "cohere", "ernie", "googleai",
-		"huggingface", "llamafile", "maritaca", "mistral", "openai", "vertex",
-		"watsonx",
-	}
+	return []string{"anthropic", "cohere", "googleai", "mistral", "openai"}
 }
 
 // Model is one endpoint.

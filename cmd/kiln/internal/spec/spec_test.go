@@ -199,7 +199,7 @@ refinement:
 `, []string{
 			"campaign.yaml:8: models[1].name: duplicate model name \"local\" (first at line 4)",
 			"campaign.yaml:12: models[1].concurrency: must be >= 1",
-			`campaign.yaml:15: refinement.synthesizer: unknown model "lokal" (did you mean "local"? known: local, local)`,
+			`campaign.yaml:15: refinement.synthesizer: unknown model "lokal" (did you mean "local"? known: local)`,
 		}},
 		{"negative numbers and zero samples", `name: demo
 lane: c2x86
@@ -294,9 +294,9 @@ models:
 			"campaign.yaml:10: models[0].provider: only used by kind langchain",
 			"campaign.yaml:11: models[0].script: only used by kind script",
 			`campaign.yaml:12: models[0].tools: unknown tools mode "json" (known: native, text, none)`,
-			"campaign.yaml:13: models[1].provider: required for kind langchain (one of anthropic, bedrock, cloudflare, cohere, ernie, googleai, huggingface, llamafile, maritaca, mistral, openai, vertex, watsonx)",
+			"campaign.yaml:13: models[1].provider: required for kind langchain (one of anthropic, cohere, googleai, mistral, openai)",
 			"campaign.yaml:18: models[2].provider: use kind ollama instead (langchaingo's ollama provider has no tool calling)",
-			`campaign.yaml:22: models[3].provider: unknown provider "antropic" (did you mean "anthropic"? known: anthropic, bedrock, cloudflare, cohere, ernie, googleai, huggingface, llamafile, maritaca, mistral, openai, vertex, watsonx)`,
+			`campaign.yaml:22: models[3].provider: unknown provider "antropic" (did you mean "anthropic"? known: anthropic, cohere, googleai, mistral, openai)`,
 			"campaign.yaml:24: models[3].api_key_env: must name an environment variable (such as OPENAI_API_KEY), not hold the key itself",
 			"campaign.yaml:25: models[4].script: required for kind script",
 			"campaign.yaml:27: models[4].base_url: not used by kind script",

@@ -347,7 +347,9 @@ func (v *validator) rest() {
 		if _, ok := s.Model(rf.Synthesizer); !ok {
 			names := make([]string, 0, len(s.Models))
 			for _, m := range s.Models {
-				names = append(names, m.Name)
+				if !slices.Contains(names, m.Name) {
+					names = append(names, m.Name)
+				}
 			}
 			v.oneOf("refinement.synthesizer", "model", rf.Synthesizer, names)
 		}

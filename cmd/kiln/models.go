@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/tmc/langchaingo/llms"
+	lcanthropic "github.com/tmc/langchaingo/llms/anthropic"
+	lccohere "github.com/tmc/langchaingo/llms/cohere"
+	lcgoogleai "github.com/tmc/langchaingo/llms/googleai"
+	lcmistral "github.com/tmc/langchaingo/llms/mistral"
+	lcopenai "github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/kiln-dev/kiln/agent"
+	"github.com/kiln-dev/kiln/agent/langchain"
+	"github.com/kiln-dev/kiln/agent/ollama"
+	"github.com/kiln-dev/kiln/agent/openai"
+	"github.com/kiln-dev/kiln/agent/script"
+	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
+)
+
+// buildModel turns one spec endpoint into a Model with retries. getenv reads
+// the API key variable the spec names.
+func buildModel(ctx context.Context, m spec.Model, sp *spec.Spec, getenv func(string) string, hc *http.Client) (agent.Model, error) {
+	key := ""
+	if m.APIKeyEnv != "" {
+		key = getenv(m.APIKeyEnv)
+		if key == "" && m.Kind != spec.KindOpenAI {
+			return nil, fmt.Errorf("models[%s].api_key_env: environment variable %s is empty", m.Name, m.APIKeyEnv)
+		}
+	}
+	var (
+		base agent.Model
+		err  error
+	)
+	switch m.Kind {
+	case spec.KindOpenAI:
+		base, err = openai.New(openai.Config{Name: m.Name, BaseURL: m.BaseURL, APIKey: key, Model: m.Model,
+			Timeout: m.Timeout.D(), HTTPClient: hc})
+	case spec.KindOllama:
+		cfg := ollama.Config{Name: m.Name, BaseURL: m.BaseURL, Model: m.Model, NumCtx: m.NumCtx,
+			Think: m.Think, Timeout: m.Timeout.D(), HTTPClient: hc}
+		if m.KeepAlive != nil {
+			d := m.KeepAlive.D()
+			cfg.KeepAlive = &d
+		}
+		base, err = ollama.New(cfg)
+	case spec.KindScript:
+		base, err = script.Load(m.Script, script.Config{Latency: m.Latency.D()})
+	case spec.KindLangchain:
+		var llm llms.Model
+		llm, err = langchainLLM(ctx, m, key, hc)
+		if err == nil {
+			base = langchain.New(llm, m.Name, langchain.Options{SplitAssistantParts: m.Provider == "anthropic"})
+		}
+	default:
+		err = fmt.Errorf("unknown kind %q", m.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", m.Name, err)
+	}
+	if m.Kind == spec.KindScript {
+		return base, nil // nothing transient to retry
+	}
+	pol := agent.RetryPolicy{MaxAttempts: sp.Retry.MaxAttempts, BaseDelay: sp.Retry.BaseDelay.D(), MaxDelay: sp.Retry.MaxDelay.D()}
+	return agent.Retry(base, pol, m.Name, nil), nil
+}
+
+// langchainProviders are the langchaingo providers kiln wires.
+func langchainLLM(ctx context.Context, m spec.Model, key string, hc *http.Client) (llms.Model, error) {
+	switch m.Provider {
+	case "anthropic":
+		opts := []lcanthropic.Option{lcanthropic.WithToken(key), lcanthropic.WithModel(m.Model)}
+		if m.BaseURL != "" {
+			opts = append(opts, lcanthropic.WithBaseURL(m.BaseURL))
+		}
+		if hc != nil {
+			opts = append(opts, lcanthropic.WithHTTPClient(hc))
+		}
+		return lcanthropic.New(opts...)
+	case "googleai":
+		opts := []lcgoogleai.Option{lcgoogleai.WithAPIKey(key), lcgoogleai.WithDefaultModel(m.Model)}
+		if hc != nil {
+			opts = append(opts, lcgoogleai.WithHTTPClient(hc))
+		}
+		return lcgoogleai.New(ctx, opts...)
+	case "mistral":
+		opts := []lcmistral.Option{lcmistral.WithAPIKey(key), lcmistral.WithModel(m.Model), lcmistral.WithTimeout(m.Timeout.D())}
+		if m.BaseURL != "" {
+			opts = append(opts, lcmistral.WithEndpoint(m.BaseURL))
+		}
+		return lcmistral.New(opts...)
+	case "cohere":
+		opts := []lccohere.Option{lccohere.WithToken(key), lccohere.WithModel(m.Model)}
+		if m.BaseURL != "" {
+			opts = append(opts, lccohere.WithBaseURL(m.BaseURL))
+		}
+		return lccohere.New(opts...)
+	case "openai":
+		opts := []lcopenai.Option{lcopenai.WithToken(key), lcopenai.WithModel(m.Model)}
+		if m.BaseURL != "" {
+			opts = append(opts, lcopenai.WithBaseURL(m.BaseURL))
+		}
+		if hc != nil {
+			opts = append(opts, lcopenai.WithHTTPClient(hc))
+		}
+		return lcopenai.New(opts...)
+	}
+	return nil, fmt.Errorf("provider %q is not wired (use one of %v)", m.Provider, spec.LangchainProviders())
+}
+
+// buildPool builds every endpoint of sp into one pool.
+func buildPool(ctx context.Context, sp *spec.Spec, getenv func(string) string, hc *http.Client) (agent.Model, error) {
+	var eps []agent.Endpoint
+	for _, m := range sp.Models {
+		mm, err := buildModel(ctx, m, sp, getenv, hc)
+		if err != nil {
+			return nil, err
+		}
+		eps = append(eps, agent.Endpoint{Name: m.Name, Model: mm, Concurrency: m.Concurrency})
+	}
+	return agent.NewPool(eps, agent.PoolConfig{})
+}
