@@ -50,8 +50,8 @@ func DefaultLimits() Limits {
 	}
 }
 
-// merge fills the zero fields of l from d.
-func (l Limits) merge(d Limits) Limits {
+// WithDefaults fills the zero fields of l from d.
+func (l Limits) WithDefaults(d Limits) Limits {
 	if l.Wall == 0 {
 		l.Wall = d.Wall
 	}
@@ -110,6 +110,10 @@ type Config struct {
 	// when they cannot be created (a container without privileges, a
 	// kernel without user namespaces). Off by default: New fails instead.
 	AllowWeakIsolation bool
+	// DisableNamespaces runs without namespaces even where they work
+	// (debugging, or hosts where they misbehave). Runs then have network
+	// access and the weaker tree kill; Capabilities reports it.
+	DisableNamespaces bool
 	// Logger receives debug records; nil discards.
 	Logger *slog.Logger
 }
@@ -131,7 +135,7 @@ func (c Config) withDefaults() Config {
 	if c.Path == "" {
 		c.Path = defaultPath
 	}
-	c.Defaults = c.Defaults.merge(DefaultLimits())
+	c.Defaults = c.Defaults.WithDefaults(DefaultLimits())
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -57,7 +57,7 @@ type Runner struct {
 	cfg  Config
 	log  *slog.Logger
 	root bool
-	// attrs builds the SysProcAttr of stage 1 for a box uid.
+	// cloneflags and userns shape stage 1 (SysProcAttr) of every run.
 	cloneflags uintptr
 	userns     bool
 	uids       chan uint32 // free box identities
@@ -112,6 +112,9 @@ func New(cfg Config) (*Runner, error) {
 		r.cloneflags |= syscall.CLONE_NEWUSER
 		r.userns = true
 		ns = append([]string{"user"}, ns...)
+	}
+	if cfg.DisableNamespaces {
+		r.cloneflags, r.userns, ns = 0, false, nil
 	}
 	probeErr := r.probe()
 	if probeErr != nil && !errors.Is(probeErr, ErrNoInit) && cfg.AllowWeakIsolation {
@@ -372,7 +375,7 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	if err := spec.Limits.validate(); err != nil {
 		return Result{}, fmt.Errorf("sandbox run: %w", err)
 	}
-	lim := spec.Limits.merge(b.r.cfg.Defaults)
+	lim := spec.Limits.WithDefaults(b.r.cfg.Defaults)
 	env := append([]string{"PATH=" + b.r.cfg.Path, "TMPDIR=" + b.dir, "LC_ALL=C"}, spec.Env...)
 	is := initSpec{
 		Argv:       spec.Argv,

@@ -13,10 +13,12 @@
 // because Ollama does not report it. A count Ollama leaves out (it omits zero
 // values) is estimated from the text instead.
 //
-// The api client does not expose response headers and drops the status of an
-// error response with an empty body, so the HTTP client is wrapped with a
-// small RoundTripper that records status and headers per call (through the
-// request's context); Retry-After comes from there. Note that the api client
+// The api client does not expose response headers, drops the status of an
+// error response with an empty body, and cannot tell a body cut mid-line from
+// an error line, so the HTTP client is wrapped with a small RoundTripper that
+// records status, headers and body read errors per call (through the
+// request's context); Retry-After and truncation come from there. The api
+// client reads until the body ends; we stop it at the done:true line. Note that the api client
 // itself reads OLLAMA_AUTH from the environment and signs requests to
 // ollama.com; this package sets neither.
 package ollama
@@ -26,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -68,6 +71,9 @@ type Config struct {
 	// overall timeout. It is copied, not modified.
 	HTTPClient *http.Client
 }
+
+// errDone stops the api client's read loop after the final line.
+var errDone = errors.New("done")
 
 // Client is an agent.Model for one Ollama model. It is safe for concurrent use.
 type Client struct {
@@ -189,17 +195,35 @@ func (c *Client) Chat(ctx context.Context, req agent.Request) (*agent.Response, 
 		}
 		if r.Done {
 			final = &r
+			// Stop here: the api client would otherwise wait for
+			// the server to end the body.
+			return errDone
 		}
 		return nil
 	})
+	if errors.Is(err, errDone) {
+		err = nil
+	}
 	latency := time.Since(start)
-	status, header := rec.get()
+	status, header, readErr := rec.get()
+	var se api.StatusError
+	var ae api.AuthorizationError
+	httpErr := errors.As(err, &se) || errors.As(err, &ae)
 
 	switch {
 	case final != nil && err == nil:
 		// Complete, even if ctx ended just after the last line.
 	case badChunks != nil:
 		return nil, c.fail(agent.KindBadResponse, status, 0, badChunks)
+	case err != nil && httpErr:
+		return nil, c.classify(ctx, callCtx, status, header, err)
+	case readErr != nil:
+		// The body broke off. The api client reports a cut last line as
+		// a plain error, or nothing at all.
+		if ierr := c.interruptedCtx(ctx, callCtx, readErr); ierr != nil {
+			return nil, ierr
+		}
+		return nil, c.fail(agent.KindTruncated, status, 0, fmt.Errorf("stream cut before done:true: %w", readErr))
 	case err != nil:
 		return nil, c.classify(ctx, callCtx, status, header, err)
 	case status >= 400:
@@ -382,22 +406,24 @@ func (c *Client) fail(kind agent.ErrorKind, status int, retryIn time.Duration, e
 	return &agent.Error{Kind: kind, Endpoint: c.name, Model: c.model, Status: status, RetryIn: retryIn, Err: err}
 }
 
-// recorder is an http.RoundTripper that records the status and headers of
-// each response into the recording carried by its request's context.
+// recorder is an http.RoundTripper that records, into the recording carried
+// by its request's context, the status and headers of the response and the
+// first error reading its body (the api client hides all three).
 type recorder struct{ base http.RoundTripper }
 
 type recordingKey struct{}
 
 type recording struct {
-	mu     sync.Mutex
-	status int
-	header http.Header
+	mu      sync.Mutex
+	status  int
+	header  http.Header
+	readErr error
 }
 
-func (r *recording) get() (int, http.Header) {
+func (r *recording) get() (int, http.Header, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.status, r.header
+	return r.status, r.header, r.readErr
 }
 
 func (t recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -406,8 +432,26 @@ func (t recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		rec.mu.Lock()
 		rec.status, rec.header = resp.StatusCode, resp.Header
 		rec.mu.Unlock()
+		resp.Body = &recordingBody{ReadCloser: resp.Body, rec: rec}
 	}
 	return resp, err
+}
+
+type recordingBody struct {
+	io.ReadCloser
+	rec *recording
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.rec.mu.Lock()
+		if b.rec.readErr == nil {
+			b.rec.readErr = err
+		}
+		b.rec.mu.Unlock()
+	}
+	return n, err
 }
 
 // retryAfter parses a Retry-After header: delay-seconds or an HTTP date.

@@ -544,6 +544,31 @@ func TestCallTimeoutIsRetryable(t *testing.T) {
 	}
 }
 
+func TestStopsAtDone(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	// The server keeps the body open after the done line.
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		ndjson(thinkingStream)(w, r)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	c := newClient(t, srv.URL, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp, err := c.Chat(ctx, userReq("x"))
+	if err != nil || resp.FinishReason != "stop" {
+		t.Fatalf("resp %v err %v", resp, err)
+	}
+	if elapsed := time.Since(start); elapsed > 2*time.Second {
+		t.Errorf("Chat took %v: it must return at done:true, not wait for the body to end", elapsed)
+	}
+}
+
 func TestHTTPClientIsNotModified(t *testing.T) {
 	t.Parallel()
 	tr := &http.Transport{}
@@ -592,12 +617,17 @@ func TestNoGoroutineLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			ctx, cancel := context.Background(), func() {}
+			// Cancelling a request's context also frees its
+			// connection, hiding an unclosed body: only the hanging
+			// server gets a short deadline, the others are cancelled
+			// after the check.
+			timeout := 10 * time.Second
 			if strings.HasPrefix(path, "/hang/") {
-				ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
+				timeout = 100 * time.Millisecond
 			}
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
 			_, _ = c.Chat(ctx, userReq("x"))
-			cancel()
 		}
 	}
 	tr.CloseIdleConnections()

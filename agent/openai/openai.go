@@ -20,6 +20,11 @@
 //
 // Error bodies are decoded with go-openai's ErrorResponse/APIError types.
 //
+// Completeness: a streamed answer is whole when "data: [DONE]" arrives, or
+// when the stream ends (even with a read error) after a finish_reason; then
+// only the usage chunk may be missing and usage is estimated. A stream that
+// ends any other way is agent.KindTruncated and its partial text is dropped.
+//
 // Usage: prompt and completion tokens come from the server's usage object
 // (CountServer; streaming requests ask for it with
 // stream_options.include_usage). CompletionTokens includes reasoning tokens,
@@ -313,9 +318,11 @@ type wireChunk struct {
 	Error json.RawMessage `json:"error"`
 	// Object is "error" in older vLLM in-stream errors, which are not
 	// wrapped in "error".
-	Object  string `json:"object"`
-	Message string `json:"message"`
-	Code    any    `json:"code"`
+	Object string `json:"object"`
+}
+
+func (ch *wireChunk) isError() bool {
+	return (len(ch.Error) > 0 && string(ch.Error) != "null") || ch.Object == "error"
 }
 
 type wireChoice struct {
@@ -454,7 +461,7 @@ func (c *Client) dispatch(data []byte, acc *accumulator) (done bool, err error) 
 		return false, c.fail(agent.KindBadResponse, http.StatusOK, 0,
 			fmt.Errorf("decode stream chunk %q: %w", clip(data, 200), err))
 	}
-	if len(ch.Error) > 0 && string(ch.Error) != "null" || ch.Object == "error" {
+	if ch.isError() {
 		return false, c.streamError(data)
 	}
 	acc.add(ch, true)
@@ -488,7 +495,7 @@ func (c *Client) readBody(ctx, callCtx context.Context, body io.Reader, acc *acc
 	if err := json.Unmarshal(b, &ch); err != nil {
 		return c.fail(agent.KindBadResponse, http.StatusOK, 0, fmt.Errorf("decode response %q: %w", clip(b, 200), err))
 	}
-	if len(ch.Error) > 0 && string(ch.Error) != "null" || ch.Object == "error" {
+	if ch.isError() {
 		return c.streamError(b)
 	}
 	acc.add(ch, false)

@@ -673,6 +673,11 @@ func TestErrors(t *testing.T) {
 			kind:    agent.KindRetryable, status: 500, errSubstr: "engine dead",
 		},
 		{
+			name: "older vllm flat error event inside the stream", stream: true,
+			handler: sse(strings.Join(strings.SplitAfter(vllmPlainStream, "\n\n")[:2], "") + `data: {"object":"error","message":"out of KV cache","type":"InternalServerError","param":null,"code":503}` + "\n\n"),
+			kind:    agent.KindRetryable, status: 503, errSubstr: "out of KV cache",
+		},
+		{
 			name: "garbage non-streamed body", stream: false,
 			handler: jsonReply(200, `{"id":"x","choices":[{"message":`),
 			kind:    agent.KindBadResponse, status: 200,
@@ -845,14 +850,17 @@ func TestNoGoroutineLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			// Cancelling a request's context also frees its connection,
-			// so only the hanging server gets a cancellable one.
-			ctx, cancel := context.Background(), func() {}
+			// Cancelling a request's context also frees its
+			// connection, hiding an unclosed body: only the hanging
+			// server gets a short deadline, the others are cancelled
+			// after the check.
+			timeout := 10 * time.Second
 			if strings.HasPrefix(path, "/hang/") {
-				ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
+				timeout = 100 * time.Millisecond
 			}
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
 			_, _ = c.Chat(ctx, userReq("x"))
-			cancel()
 		}
 	}
 	tr.CloseIdleConnections()

@@ -40,10 +40,12 @@ func buildModel(ctx context.Context, m spec.Model, sp *spec.Spec, getenv func(st
 			Timeout: m.Timeout.D(), HTTPClient: hc})
 	case spec.KindOllama:
 		cfg := ollama.Config{Name: m.Name, BaseURL: m.BaseURL, Model: m.Model, NumCtx: m.NumCtx,
-			Think: m.Think, Timeout: m.Timeout.D(), HTTPClient: hc}
+			Timeout: m.Timeout.D(), HTTPClient: hc}
 		if m.KeepAlive != nil {
-			d := m.KeepAlive.D()
-			cfg.KeepAlive = &d
+			cfg.KeepAlive = m.KeepAlive.D()
+		}
+		if m.Think != nil {
+			cfg.Think = fmt.Sprint(*m.Think)
 		}
 		base, err = ollama.New(cfg)
 	case spec.KindScript:

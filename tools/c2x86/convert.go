@@ -48,9 +48,9 @@ const maxConvertErrors = 10
 // interpretation": the model writes floating constants symbolically and this
 // converter, not the model, produces their IEEE-754 encodings.
 //
-//   - `.float E[, E...]` and `.single` become `.long <u32>` (decimal, as GCC
-//     writes them); `.double E[, ...]` becomes `.long <lo>, <hi>` (GCC's
-//     little-endian word order). E is a literal (decimal, C hex-float
+//   - `.float E[, E...]` and `.single` become `.long <word>`; `.double E[,
+//     ...]` becomes `.long <lo>, <hi>`: words in signed decimal and
+//     little-endian order, exactly as GCC writes them. E is a literal (decimal, C hex-float
 //     `0x1.8p3`, hex or decimal integer, GAS flonum `0f6.0` / `0d1.5`, an
 //     optional C suffix f/F/l/L, inf/infinity/nan with a sign) or a constant
 //     expression of them with + - * / and parentheses (`1.0/3.0`). Every
@@ -58,6 +58,9 @@ const maxConvertErrors = 10
 //     and, for .float, rounded once to float32 — the value C gives
 //     `(float)(expr)`. nan is the quiet NaN GCC emits (0x7fc00000,
 //     0x7ff8000000000000).
+//     Plain literals matter too: GNU as's own .float/.double rounds ties
+//     away from even (16777217 becomes 16777218.0f), GCC and this converter
+//     round to nearest-even (16777216.0f).
 //   - Integer directives (.long, .quad, ...) are left alone: `.long 6.0`
 //     stays an assembler error.
 //   - Comments: `#`, `/* */` and a leading `/` are GAS comments and are
@@ -216,7 +219,8 @@ func convertLine(line string, inBlock *bool) (string, int, int, []string) {
 			}
 			if n > 0 {
 				constants += n
-				edits = append(edits, edit{sp.from + lead, sp.to, repl})
+				to := sp.from + len(strings.TrimRight(text, " \t"))
+				edits = append(edits, edit{sp.from + lead, to, repl})
 			}
 		}
 		afterData = dataDirectives[lname]
@@ -229,6 +233,8 @@ func convertLine(line string, inBlock *bool) (string, int, int, []string) {
 	end := len(line)
 	if commentFrom >= 0 {
 		end = commentFrom
+	} else if s.slashSlash {
+		end = s.codeEnd
 	}
 	for _, e := range edits {
 		if e.from >= end {
@@ -246,7 +252,7 @@ func convertLine(line string, inBlock *bool) (string, int, int, []string) {
 		b.WriteString("#")
 		b.WriteString(line[commentFrom+1:])
 		comments++
-	} else if s.slashSlash && s.codeEnd < len(line) {
+	} else if s.slashSlash {
 		b.WriteString("#")
 		b.WriteString(line[s.codeEnd+2:])
 		comments++
@@ -343,13 +349,16 @@ func convertDirective(name, args string) (string, int, error) {
 		}
 		if name == ".double" {
 			bits := doubleBits(v)
-			words = append(words, strconv.FormatUint(bits&0xffffffff, 10), strconv.FormatUint(bits>>32, 10))
+			words = append(words, gccWord(uint32(bits)), gccWord(uint32(bits>>32)))
 		} else {
-			words = append(words, strconv.FormatUint(uint64(floatBits(v)), 10))
+			words = append(words, gccWord(floatBits(v)))
 		}
 	}
 	return ".long " + strings.Join(words, ", "), len(parts), nil
 }
+
+// gccWord writes a 32-bit word as GCC does: signed decimal.
+func gccWord(w uint32) string { return strconv.FormatInt(int64(int32(w)), 10) }
 
 // Float32Bits is the IEEE-754 binary32 encoding ConvertFloats emits for a
 // .float expression.

@@ -106,7 +106,8 @@ type Config struct {
 	// DriverFlags compile driver.c. Default -O0 -w.
 	DriverFlags []string
 	// LinkFlags link the program (before the objects); Libs come after.
-	// Defaults -no-pie and -lm.
+	// Defaults -no-pie -Wl,-z,noexecstack (a non-executable stack even
+	// when the answer lacks .note.GNU-stack) and -lm.
 	LinkFlags []string
 	Libs      []string
 	// CacheDir keeps reference results across restarts; "" keeps them in
@@ -155,7 +156,7 @@ func (c Config) withDefaults() Config {
 		c.DriverFlags = []string{"-O0", "-w"}
 	}
 	if c.LinkFlags == nil {
-		c.LinkFlags = []string{"-no-pie"}
+		c.LinkFlags = []string{"-no-pie", "-Wl,-z,noexecstack"}
 	}
 	if c.Libs == nil {
 		c.Libs = []string{"-lm"}
@@ -163,8 +164,8 @@ func (c Config) withDefaults() Config {
 	if c.MemoryCacheEntries == 0 {
 		c.MemoryCacheEntries = 1024
 	}
-	c.BuildLimits = mergeLimits(c.BuildLimits, DefaultBuildLimits())
-	c.RunLimits = mergeLimits(c.RunLimits, DefaultRunLimits())
+	c.BuildLimits = c.BuildLimits.WithDefaults(DefaultBuildLimits())
+	c.RunLimits = c.RunLimits.WithDefaults(DefaultRunLimits())
 	if c.DiagnosticLines == 0 {
 		c.DiagnosticLines = 10
 	}
@@ -186,31 +187,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("c2x86 config: cache dir %q is not absolute", c.CacheDir)
 	}
 	return nil
-}
-
-func mergeLimits(l, d sandboxes.Limits) sandboxes.Limits {
-	if l.Wall == 0 {
-		l.Wall = d.Wall
-	}
-	if l.CPU == 0 {
-		l.CPU = d.CPU
-	}
-	if l.Memory == 0 {
-		l.Memory = d.Memory
-	}
-	if l.Procs == 0 {
-		l.Procs = d.Procs
-	}
-	if l.FileSize == 0 {
-		l.FileSize = d.FileSize
-	}
-	if l.OpenFiles == 0 {
-		l.OpenFiles = d.OpenFiles
-	}
-	if l.Output == 0 {
-		l.Output = d.Output
-	}
-	return l
 }
 
 // Lane is the c2x86 lane. It is safe for concurrent use.
@@ -556,7 +532,8 @@ func linkerDiagnostic(stderr string, maxLines int) string {
 	var out []string
 	for _, line := range strings.Split(stderr, "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "collect2:") {
+		if line == "" || strings.HasPrefix(line, "collect2:") ||
+			strings.Contains(line, "missing .note.GNU-stack") || strings.Contains(line, "NOTE: This behaviour is deprecated") {
 			continue
 		}
 		if i := strings.Index(line, "/ld: "); i >= 0 && strings.HasPrefix(line, "/") {
