@@ -103,6 +103,9 @@ type Loop struct {
 	// OnAnswer, when set, is called with every extracted answer before it is
 	// verified, so the caller can store it durably. Its error ends the attempt.
 	OnAnswer func(ctx context.Context, answer string) error
+	// Repair, when set, writes the repair turn after a failed verdict (the
+	// lane's template); nil uses RepairPrompt.
+	Repair func(v tools.Verdict) string
 }
 
 // Run runs one attempt. system may be empty.
@@ -274,7 +277,7 @@ func (l *Loop) Run(ctx context.Context, system, user string, item tools.Item) (*
 			return a, nil
 		}
 		a.RepairTurns++
-		a.Messages = append(a.Messages, Message{Role: RoleUser, Content: RepairPrompt(v)})
+		a.Messages = append(a.Messages, Message{Role: RoleUser, Content: l.repair(v)})
 	}
 }
 
@@ -387,4 +390,11 @@ func validJSON(raw json.RawMessage) json.RawMessage {
 	}
 	b, _ := json.Marshal(string(raw))
 	return b
+}
+
+func (l *Loop) repair(v tools.Verdict) string {
+	if l.Repair != nil {
+		return l.Repair(v)
+	}
+	return RepairPrompt(v)
 }

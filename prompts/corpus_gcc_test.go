@@ -68,7 +68,9 @@ func sanitizerProbe(ctx context.Context, gcc, dir string) error {
 // programs must exit 0 and print the same non-empty output. A build with
 // -fsanitize=address,undefined must print it too. switch_many items must
 // get a jump table at plain -O0, switch_few items must not, and the
-// -fno-jump-tables reference must have no indirect jump.
+// -fno-jump-tables reference must have no indirect jump. Items run as
+// parallel subtests (bounded by -test.parallel, GOMAXPROCS by default);
+// -short checks every fifth item.
 func TestCorpusWithGCC(t *testing.T) {
 	t.Parallel()
 	gcc, err := exec.LookPath("gcc")
@@ -84,6 +86,14 @@ func TestCorpusWithGCC(t *testing.T) {
 	if err := sanitizerProbe(ctx, gcc, t.TempDir()); err != nil {
 		useSanitizer = false
 		t.Logf("sanitizer runs skipped: -fsanitize=address,undefined does not work here: %v", err)
+	}
+	if testing.Short() {
+		var some []CorpusItem
+		for i := 0; i < len(items); i += 5 {
+			some = append(some, items[i])
+		}
+		t.Logf("-short: checking %d of %d items", len(some), len(items))
+		items = some
 	}
 	t.Run("items", func(t *testing.T) {
 		for _, it := range items {

@@ -30,7 +30,7 @@
 //   - Namespaces: new pid, net, ipc, uts and mount namespaces (plus user
 //     when not root). The net namespace has only a downed loopback, so no
 //     network at all. Without namespaces (Config.AllowWeakIsolation, when
-//     they cannot be created) runs still work, with the weaker tree kill
+//     they cannot be created, or Config.DisableNamespaces) runs still work, with the weaker tree kill
 //     described below; [Runner.Capabilities] says what is active.
 //   - Limits: wall clock (timer in the parent), RLIMIT_CPU (soft; hard one
 //     second later), RLIMIT_AS (optional, see [Limits]), RLIMIT_NPROC,

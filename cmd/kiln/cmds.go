@@ -125,7 +125,7 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	}
 	defer st.Close()
 	// Check that the plan can be built before the campaign is recorded.
-	w := newWiring(e, log)
+	w := newWiring(e, log, c.data)
 	if _, err := w.plan(ctx, sp); err != nil {
 		return usageError{err}
 	}
@@ -175,7 +175,7 @@ func cmdResume(ctx context.Context, args []string, e env) error {
 			return fmt.Errorf("resume: %w", err)
 		}
 	}
-	return runCampaign(ctx, st, newWiring(e, log), camp, sp, e)
+	return runCampaign(ctx, st, newWiring(e, log, c.data), camp, sp, e)
 }
 
 // runCampaign runs camp in the foreground with a progress display.
@@ -459,7 +459,7 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
 	}
-	w := newWiring(e, log)
+	w := newWiring(e, log, c.data)
 	lane, err := w.lane(sp)
 	if err != nil {
 		return err

@@ -25,6 +25,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/kiln-dev/kiln/sandboxes"
 )
 
 // exit codes
@@ -43,9 +45,8 @@ func (e usageError) Unwrap() error { return e.err }
 func badInput(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 func main() {
-	if ran, code := maybeSandboxInit(); ran {
-		os.Exit(code)
-	}
+	// A sandbox trampoline re-executes this binary; it never returns from here.
+	sandboxes.MaybeRunInit()
 	ctx, cancel := context.WithCancel(context.Background())
 	soft := make(chan struct{})
 	sigs := make(chan os.Signal, 2)

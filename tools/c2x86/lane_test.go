@@ -619,7 +619,13 @@ func TestCorpus(t *testing.T) {
 	if *corpusFlag == "none" {
 		t.Skip("-c2x86.corpus=none")
 	}
-	dirs, _ := filepath.Glob("../../prompts/corpus/c2x86/*")
+	all, _ := filepath.Glob("../../prompts/corpus/c2x86/*")
+	var dirs []string
+	for _, d := range all {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
 	if len(dirs) == 0 {
 		t.Skip("no corpus")
 	}

@@ -42,7 +42,10 @@ type Plan struct {
 	ToolMode agent.ToolMode
 	Sampling agent.Sampling
 	// System is the lane's system prompt.
-	System       string
+	System string
+	// Repair writes a repair turn after a failed verdict; nil uses the
+	// agent's default wording.
+	Repair       func(v tools.Verdict) string
 	RepairTurns  int
 	MaxToolCalls int
 	Concurrency  int
@@ -356,6 +359,7 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 		ToolMode:     r.plan.ToolMode,
 		MaxToolCalls: r.plan.MaxToolCalls,
 		RepairTurns:  r.plan.RepairTurns,
+		Repair:       r.plan.Repair,
 		Log:          log,
 		OnAnswer: func(ctx context.Context, answer string) error {
 			a := rec
