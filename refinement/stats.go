@@ -8,7 +8,6 @@ package refinement
 
 import (
 	"math"
-	"sort"
 
 	"github.com/kiln-dev/kiln/runs"
 )
@@ -30,6 +29,12 @@ type CategoryStats struct {
 	ReasoningTokens  int64          `json:"reasoning_tokens"`
 	// LatencyMS is the summed model latency of the category's attempts.
 	LatencyMS int64 `json:"latency_ms"`
+	// WallMS is the summed wall time of the attempts (start to finish,
+	// verification included) where both times are known.
+	WallMS int64 `json:"wall_ms"`
+	// Labels counts failures (and suspected cheating among passes) by
+	// fine label; filled only when grouping with a Taxonomy (StatsBy).
+	Labels map[string]int `json:"labels,omitempty"`
 }
 
 // AllCategories is the pseudo-category that sums every result.
@@ -38,50 +43,7 @@ const AllCategories = "(all)"
 // Stats groups results by category (a task with several categories counts in
 // each) and returns them sorted by category, with the (all) row last.
 func Stats(results []runs.Result) []CategoryStats {
-	by := map[string]*CategoryStats{}
-	get := func(c string) *CategoryStats {
-		s, ok := by[c]
-		if !ok {
-			s = &CategoryStats{Category: c, Classes: map[string]int{}}
-			by[c] = s
-		}
-		return s
-	}
-	for _, r := range results {
-		cats := r.Task.Categories
-		if len(cats) == 0 {
-			cats = []string{"(none)"}
-		}
-		for _, c := range append(append([]string(nil), cats...), AllCategories) {
-			s := get(c)
-			s.Total++
-			if r.Verdict.Pass {
-				s.Pass++
-			} else {
-				s.Classes[r.Verdict.Class]++
-			}
-			u := r.Attempt.Usage
-			s.PromptTokens += int64(u.PromptTokens)
-			s.CompletionTokens += int64(u.CompletionTokens)
-			s.ReasoningTokens += int64(u.ReasoningTokens)
-			s.LatencyMS += u.LatencyMS
-		}
-	}
-	out := make([]CategoryStats, 0, len(by))
-	for _, s := range by {
-		s.Low, s.High = Wilson(s.Pass, s.Total, 1.96)
-		if s.Total > 0 {
-			s.PassRate = float64(s.Pass) / float64(s.Total)
-		}
-		out = append(out, *s)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if (out[i].Category == AllCategories) != (out[j].Category == AllCategories) {
-			return out[j].Category == AllCategories
-		}
-		return out[i].Category < out[j].Category
-	})
-	return out
+	return StatsBy(results, ByCategory, GroupOptions{})
 }
 
 // Wilson returns the Wilson score interval of pass successes out of n trials

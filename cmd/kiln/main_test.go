@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kiln-dev/kiln/prompts"
+	"github.com/kiln-dev/kiln/sandboxes"
+)
+
+// TestMain lets the test binary act as the sandbox trampoline, and as kiln
+// itself when KILN_TEST_MAIN is set (the crash test runs it as a child).
+func TestMain(m *testing.M) {
+	sandboxes.MaybeRunInit()
+	if os.Getenv("KILN_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// runKiln runs the CLI in-process and returns its exit code and output.
+func runKiln(t testing.TB, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	soft := make(chan struct{})
+	code := run(ctx, args, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: func(string) string { return "" }, soft: soft})
+	return code, out.String(), errb.String()
+}
+
+// corpusItem returns the builtin c2x86 corpus item id.
+func corpusItem(t testing.TB, id string) prompts.CorpusItem {
+	t.Helper()
+	items, err := prompts.LoadBuiltinCorpus("c2x86")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if it.ID == id {
+			return it
+		}
+	}
+	t.Fatalf("corpus item %s not found", id)
+	return prompts.CorpusItem{}
+}
+
+var (
+	asmMu    sync.Mutex
+	asmCache = map[string]string{}
+)
+
+// gccAsm compiles an item's function.c with gcc at opt (trusted corpus code).
+func gccAsm(t testing.TB, it prompts.CorpusItem, opt string) string {
+	t.Helper()
+	key := it.ID + opt
+	asmMu.Lock()
+	defer asmMu.Unlock()
+	if s, ok := asmCache[key]; ok {
+		return s
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "function.c")
+	if err := os.WriteFile(src, []byte(it.Files["function.c"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range it.Files {
+		if strings.HasSuffix(name, ".h") {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	args := []string{opt, "-S", "-o", "-", src}
+	if opt == "-O0" {
+		args = []string{"-O0", "-fno-jump-tables", "-S", "-o", "-", src}
+	}
+	out, err := exec.Command("gcc", args...).Output()
+	if err != nil {
+		t.Fatalf("gcc %s %s: %v", opt, it.ID, err)
+	}
+	asmCache[key] = string(out)
+	return string(out)
+}
+
+// mutate makes fn return at once with garbage in %eax and %xmm0: a change of
+// behaviour for any function whose results the driver prints.
+func mutate(t testing.TB, asm, fn string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(fn) + `:\n`)
+	loc := re.FindStringIndex(asm)
+	if loc == nil {
+		t.Fatalf("label %s: not found in assembly", fn)
+	}
+	return asm[:loc[1]] + "\tmovl $1515870810, %eax\n\tmovl $1515870810, %edx\n\tmovd %eax, %xmm0\n\tret\n" + asm[loc[1]:]
+}

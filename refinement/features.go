@@ -1,0 +1,203 @@
+package refinement
+
+import (
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// FeatureRule detects one construct in a task's source. The source has
+// comments stripped, string and character literals emptied and #include
+// lines blanked first (see Features). A rule has a Pattern (RE2, matched
+// against the whole prepared source) or a Detect function, not both.
+type FeatureRule struct {
+	Name    string
+	Pattern string
+	Detect  func(src *Source) bool
+	Doc     string
+}
+
+// FeatureTable is the data of one lane's feature detection: which of a
+// task's files to read and the rules.
+type FeatureTable struct {
+	Lane string
+	// Files selects the task files to read by name.
+	Files func(name string) bool
+	Rules []FeatureRule
+}
+
+// Source is a task's prepared source as feature rules see it.
+type Source struct {
+	src *cSource
+}
+
+// Code is the prepared text: comments blanked, literals emptied.
+func (s *Source) Code() string { return s.src.code }
+
+// StringLiterals is the number of string literals in the original text.
+func (s *Source) StringLiterals() int { return s.src.strs }
+
+// Functions returns the names of the functions defined at file scope.
+func (s *Source) Functions() []string {
+	var out []string
+	for _, f := range s.src.functions() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// SwitchCaseCounts returns the case-label count of every switch.
+func (s *Source) SwitchCaseCounts() []int { return switchCaseCounts(s.src.code) }
+
+type compiledFeature struct {
+	FeatureRule
+	re *regexp.Regexp
+}
+
+type compiledFeatureTable struct {
+	files func(string) bool
+	rules []compiledFeature
+}
+
+// Featurizer finds construct features in task sources with per-lane
+// tables. It is immutable and safe for concurrent use.
+type Featurizer struct {
+	lanes map[string]*compiledFeatureTable
+}
+
+// NewFeaturizer compiles tables.
+func NewFeaturizer(tables ...FeatureTable) (*Featurizer, error) {
+	f := &Featurizer{lanes: map[string]*compiledFeatureTable{}}
+	for _, t := range tables {
+		if _, dup := f.lanes[t.Lane]; dup {
+			return nil, &tableError{t.Lane, "given twice"}
+		}
+		ct := &compiledFeatureTable{files: t.Files}
+		for _, r := range t.Rules {
+			if r.Name == "" || (r.Pattern == "") == (r.Detect == nil) {
+				return nil, &tableError{t.Lane, "feature " + r.Name + ": need a name and exactly one of pattern and detect"}
+			}
+			cf := compiledFeature{FeatureRule: r}
+			if r.Pattern != "" {
+				re, err := regexp.Compile(r.Pattern)
+				if err != nil {
+					return nil, &tableError{t.Lane, "feature " + r.Name + ": " + err.Error()}
+				}
+				cf.re = re
+			}
+			ct.rules = append(ct.rules, cf)
+		}
+		f.lanes[t.Lane] = ct
+	}
+	return f, nil
+}
+
+type tableError struct{ lane, msg string }
+
+func (e *tableError) Error() string { return "refinement: table " + e.lane + ": " + e.msg }
+
+// BuiltinFeatureTables returns the built-in tables (fresh copies).
+func BuiltinFeatureTables() []FeatureTable {
+	return []FeatureTable{
+		{Lane: LaneC2X86, Files: c2x86SourceFile, Rules: cFeatureRules()},
+		{Lane: LaneCUDASynth, Files: cudaSourceFile, Rules: cudaFeatureRules()},
+	}
+}
+
+var builtinFeaturizer = sync.OnceValue(func() *Featurizer {
+	f, err := NewFeaturizer(BuiltinFeatureTables()...)
+	if err != nil {
+		panic("refinement: built-in feature tables: " + err.Error()) // tables are tested
+	}
+	return f
+})
+
+// DefaultFeaturizer returns the featurizer of the built-in tables.
+func DefaultFeaturizer() *Featurizer { return builtinFeaturizer() }
+
+// Features returns the sorted construct features of a task's files with
+// the built-in tables; nil for a lane without a table.
+func Features(lane string, files map[string]string) []string {
+	return builtinFeaturizer().Features(lane, files)
+}
+
+// Features returns the sorted features found in the lane's files.
+func (f *Featurizer) Features(lane string, files map[string]string) []string {
+	t := f.lanes[lane]
+	if t == nil {
+		return nil
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		if t.files == nil || t.files(n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(files[n])
+		b.WriteString("\n;\n") // a file boundary ends any declaration
+	}
+	src := &Source{src: lexC(b.String(), false)}
+	var out []string
+	for _, r := range t.rules {
+		hit := false
+		if r.re != nil {
+			hit = r.re.MatchString(src.src.code)
+		} else {
+			hit = r.Detect(src)
+		}
+		if hit {
+			out = append(out, r.Name)
+		}
+	}
+	sort.Strings(out)
+	return dedupSorted(out)
+}
+
+// FeatureNames returns the features lane's table can report, with their
+// documentation.
+func (f *Featurizer) FeatureNames(lane string) map[string]string {
+	t := f.lanes[lane]
+	if t == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, r := range t.rules {
+		if out[r.Name] == "" {
+			out[r.Name] = r.Doc
+		}
+	}
+	return out
+}
+
+func dedupSorted(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// c2x86SourceFile: the function under test and its headers, not the
+// driver (whose printf loops would make every task a loop task).
+func c2x86SourceFile(name string) bool {
+	return name == "function.c" || strings.HasSuffix(name, ".h")
+}
+
+// cudaSourceFile: every CUDA, C and C++ source of the task.
+func cudaSourceFile(name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,304 @@
+package refinement
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kiln-dev/kiln/runs"
+)
+
+// Labels every lane can produce besides its table's.
+const (
+	// LabelPass is the label of a passing verdict.
+	LabelPass = "pass"
+	// LabelSuspectedCheating replaces the label (in [Label.Key]) when the
+	// lane's suspicion hook finds the answer sidesteps the task, e.g. an
+	// assembly function that prints the expected output itself.
+	LabelSuspectedCheating = "suspected_cheating"
+	// LabelUnknown is the label of a failing verdict without a class.
+	LabelUnknown = "unknown"
+)
+
+// Label is the fine failure label of one verdict.
+type Label struct {
+	// Name is the fine label ("asm.suffix", "crash.segv", "wrong.numeric",
+	// ...), LabelPass for a passing verdict.
+	Name  string `json:"name"`
+	Class string `json:"class,omitempty"`
+	Stage string `json:"stage,omitempty"`
+	// Evidence is the diagnostic line (or summary) that decided Name.
+	Evidence string `json:"evidence,omitempty"`
+	// Suspicion says why the answer looks like it sidesteps the task; ""
+	// when nothing is suspicious. Set for passing and failing verdicts.
+	Suspicion string `json:"suspicion,omitempty"`
+}
+
+// Key is the label to count: LabelSuspectedCheating when the answer is
+// suspect, else Name.
+func (l Label) Key() string {
+	if l.Suspicion != "" {
+		return LabelSuspectedCheating
+	}
+	return l.Name
+}
+
+func (l Label) String() string {
+	if l.Suspicion != "" {
+		return fmt.Sprintf("%s (%s; suspected cheating: %s)", l.Key(), l.Name, l.Suspicion)
+	}
+	return l.Name
+}
+
+// Rule maps a failing verdict to a fine label. A rule applies when the
+// verdict's class is one of Classes and its stage one of Stages (empty
+// lists accept any). Then:
+//
+//   - Match, when set, decides on the whole diagnostic (and gives the
+//     evidence);
+//   - else Pattern, when set, is an RE2 expression matched case-
+//     insensitively against each diagnostic line;
+//   - a rule with neither is a fallback.
+//
+// Classification tries every applicable Match rule in table order first,
+// then scans the diagnostic line by line and takes the first line that an
+// applicable Pattern rule matches (rules in table order on each line: the
+// first error a tool prints is usually the cause of the rest), and else
+// takes the first applicable fallback. Lines quoting source ("    | code")
+// are skipped.
+type Rule struct {
+	Label   string
+	Classes []string
+	Stages  []string
+	Pattern string
+	Match   func(diagnostic string) (evidence string, ok bool)
+	// Doc says what the label means (for reports and prompts).
+	Doc string
+}
+
+// SuspectFunc looks at an answer and the task it answers and returns why
+// the answer seems to sidestep the task ("" when it does not). The task
+// may be partial (Files and Meta empty) when only the lane is known.
+type SuspectFunc func(answer string, task runs.Task) string
+
+// LaneTable is the data of one lane's taxonomy.
+type LaneTable struct {
+	Lane    string
+	Rules   []Rule
+	Suspect SuspectFunc
+}
+
+type compiledRule struct {
+	Rule
+	re *regexp.Regexp
+}
+
+type compiledLane struct {
+	rules   []compiledRule
+	suspect SuspectFunc
+}
+
+// Taxonomy classifies verdicts into fine labels with per-lane tables; the
+// generic table follows every lane's own rules and serves unknown lanes.
+// It is immutable and safe for concurrent use.
+type Taxonomy struct {
+	lanes   map[string]*compiledLane
+	generic *compiledLane
+}
+
+// NewTaxonomy compiles tables. The lane named "" replaces the built-in
+// generic table (the class-level rules every lane falls back to).
+func NewTaxonomy(tables ...LaneTable) (*Taxonomy, error) {
+	t := &Taxonomy{lanes: map[string]*compiledLane{}}
+	compile := func(lt LaneTable) (*compiledLane, error) {
+		cl := &compiledLane{suspect: lt.Suspect}
+		for i, r := range lt.Rules {
+			if r.Label == "" {
+				return nil, fmt.Errorf("taxonomy %q: rule %d has no label", lt.Lane, i)
+			}
+			cr := compiledRule{Rule: r}
+			if r.Pattern != "" {
+				re, err := regexp.Compile("(?i)" + r.Pattern)
+				if err != nil {
+					return nil, fmt.Errorf("taxonomy %q: rule %s: %w", lt.Lane, r.Label, err)
+				}
+				cr.re = re
+			}
+			cl.rules = append(cl.rules, cr)
+		}
+		return cl, nil
+	}
+	genericSet := false
+	for _, lt := range tables {
+		cl, err := compile(lt)
+		if err != nil {
+			return nil, err
+		}
+		if lt.Lane == "" {
+			t.generic, genericSet = cl, true
+			continue
+		}
+		if _, dup := t.lanes[lt.Lane]; dup {
+			return nil, fmt.Errorf("taxonomy: lane %q given twice", lt.Lane)
+		}
+		t.lanes[lt.Lane] = cl
+	}
+	if !genericSet {
+		cl, err := compile(LaneTable{Rules: genericRules()})
+		if err != nil {
+			return nil, err
+		}
+		t.generic = cl
+	}
+	return t, nil
+}
+
+// BuiltinTables returns the built-in lane tables (fresh copies: callers
+// may edit them and pass them to NewTaxonomy).
+func BuiltinTables() []LaneTable {
+	return []LaneTable{
+		{Lane: LaneC2X86, Rules: c2x86Rules(), Suspect: suspectC2X86},
+		{Lane: LaneCUDASynth, Rules: cudaRules(), Suspect: suspectCUDA},
+	}
+}
+
+// builtinTaxonomy is built once; it is immutable afterwards.
+var builtinTaxonomy = sync.OnceValue(func() *Taxonomy {
+	t, err := NewTaxonomy(BuiltinTables()...)
+	if err != nil {
+		panic("refinement: built-in taxonomy: " + err.Error()) // tables are tested
+	}
+	return t
+})
+
+// DefaultTaxonomy returns the taxonomy of the built-in tables.
+func DefaultTaxonomy() *Taxonomy { return builtinTaxonomy() }
+
+// Classify labels a verdict of lane with the built-in tables. answer is the
+// model's answer (used by the suspicion hook; "" skips it).
+func Classify(lane string, v runs.Verdict, answer string) Label {
+	return builtinTaxonomy().Classify(lane, v, answer)
+}
+
+// Classify labels v, a verdict of lane for answer.
+func (t *Taxonomy) Classify(lane string, v runs.Verdict, answer string) Label {
+	return t.classify(runs.Task{Lane: lane}, v, answer)
+}
+
+// ClassifyResult labels a result, giving the suspicion hook the task's
+// files and metadata (for c2x86: the function's name, and whether the C
+// source itself calls printf).
+func (t *Taxonomy) ClassifyResult(r runs.Result) Label {
+	return t.classify(r.Task, r.Verdict, r.Attempt.Answer)
+}
+
+func (t *Taxonomy) classify(task runs.Task, v runs.Verdict, answer string) Label {
+	l := Label{Class: v.Class, Stage: v.Stage}
+	lane := t.lanes[task.Lane]
+	if v.Pass {
+		l.Name = LabelPass
+	} else {
+		l.Name, l.Evidence = t.fine(lane, v)
+	}
+	if lane != nil && lane.suspect != nil && strings.TrimSpace(answer) != "" {
+		l.Suspicion = lane.suspect(answer, task)
+	}
+	return l
+}
+
+// fine finds the fine label of a failing verdict.
+func (t *Taxonomy) fine(lane *compiledLane, v runs.Verdict) (name, evidence string) {
+	var rules []compiledRule
+	if lane != nil {
+		rules = append(rules, lane.rules...)
+	}
+	rules = append(rules, t.generic.rules...)
+	applicable := rules[:0:0]
+	for _, r := range rules {
+		if (len(r.Classes) == 0 || slices.Contains(r.Classes, v.Class)) &&
+			(len(r.Stages) == 0 || slices.Contains(r.Stages, v.Stage)) {
+			applicable = append(applicable, r)
+		}
+	}
+	for _, r := range applicable {
+		if r.Match != nil {
+			if ev, ok := r.Match(v.Diagnostic); ok {
+				return r.Label, clip(ev, 240)
+			}
+		}
+	}
+	for _, line := range strings.Split(v.Diagnostic, "\n") {
+		tl := strings.TrimSpace(line)
+		if tl == "" || strings.HasPrefix(tl, "| ") || tl == "|" {
+			continue
+		}
+		for _, r := range applicable {
+			if r.re != nil && r.re.MatchString(line) {
+				return r.Label, clip(tl, 240)
+			}
+		}
+	}
+	for _, r := range applicable {
+		if r.Match == nil && r.re == nil {
+			return r.Label, clip(firstLine(v.Diagnostic), 240)
+		}
+	}
+	if v.Class == "" {
+		return LabelUnknown, clip(firstLine(v.Diagnostic), 240)
+	}
+	return v.Class, clip(firstLine(v.Diagnostic), 240)
+}
+
+// Labels returns every label the taxonomy can give a verdict of lane,
+// sorted, with its documentation (LabelPass, LabelSuspectedCheating and
+// LabelUnknown included).
+func (t *Taxonomy) Labels(lane string) map[string]string {
+	out := map[string]string{
+		LabelPass:              "the answer passed",
+		LabelSuspectedCheating: "the answer seems to sidestep the task (see the suspicion)",
+		LabelUnknown:           "a failure without a class",
+	}
+	var rules []compiledRule
+	if l := t.lanes[lane]; l != nil {
+		rules = append(rules, l.rules...)
+	}
+	rules = append(rules, t.generic.rules...)
+	for _, r := range rules {
+		if _, ok := out[r.Label]; !ok || out[r.Label] == "" {
+			out[r.Label] = r.Doc
+		}
+	}
+	return out
+}
+
+// Lanes returns the lanes with their own table, sorted.
+func (t *Taxonomy) Lanes() []string {
+	out := make([]string, 0, len(t.lanes))
+	for l := range t.lanes {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Do not cut a UTF-8 sequence.
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "..."
+}
