@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/kiln-dev/kiln/runs"
 )
 
 // FeatureRule detects one construct in a task's source. The source has
@@ -25,7 +27,11 @@ type FeatureTable struct {
 	Lane string
 	// Files selects the task files to read by name.
 	Files func(name string) bool
-	Rules []FeatureRule
+	// AnswerAs, when set, names the file the model's answer is read as
+	// when the task has no matching files (prompt-only lanes such as
+	// cuda-synth, whose source is the answer). Used by FeaturesOf.
+	AnswerAs string
+	Rules    []FeatureRule
 }
 
 // Source is a task's prepared source as feature rules see it.
@@ -57,8 +63,9 @@ type compiledFeature struct {
 }
 
 type compiledFeatureTable struct {
-	files func(string) bool
-	rules []compiledFeature
+	files    func(string) bool
+	answerAs string
+	rules    []compiledFeature
 }
 
 // Featurizer finds construct features in task sources with per-lane
@@ -74,7 +81,7 @@ func NewFeaturizer(tables ...FeatureTable) (*Featurizer, error) {
 		if _, dup := f.lanes[t.Lane]; dup {
 			return nil, &tableError{t.Lane, "given twice"}
 		}
-		ct := &compiledFeatureTable{files: t.Files}
+		ct := &compiledFeatureTable{files: t.Files, answerAs: t.AnswerAs}
 		for _, r := range t.Rules {
 			if r.Name == "" || (r.Pattern == "") == (r.Detect == nil) {
 				return nil, &tableError{t.Lane, "feature " + r.Name + ": need a name and exactly one of pattern and detect"}
@@ -102,7 +109,7 @@ func (e *tableError) Error() string { return "refinement: table " + e.lane + ": 
 func BuiltinFeatureTables() []FeatureTable {
 	return []FeatureTable{
 		{Lane: LaneC2X86, Files: c2x86SourceFile, Rules: cFeatureRules()},
-		{Lane: LaneCUDASynth, Files: cudaSourceFile, Rules: cudaFeatureRules()},
+		{Lane: LaneCUDASynth, Files: cudaSourceFile, AnswerAs: "answer.cu", Rules: cudaFeatureRules()},
 	}
 }
 
@@ -159,6 +166,26 @@ func (f *Featurizer) Features(lane string, files map[string]string) []string {
 	}
 	sort.Strings(out)
 	return dedupSorted(out)
+}
+
+// FeaturesOf returns the features of a result's task: its files, or for
+// a lane whose table reads the answer (AnswerAs) and a task without
+// matching files, the model's answer.
+func (f *Featurizer) FeaturesOf(r runs.Result) []string {
+	lane := r.Task.Lane
+	if out := f.Features(lane, r.Task.Files); out != nil {
+		return out
+	}
+	t := f.lanes[lane]
+	if t == nil || t.answerAs == "" || strings.TrimSpace(r.Attempt.Answer) == "" {
+		return nil
+	}
+	for n := range r.Task.Files {
+		if t.files == nil || t.files(n) {
+			return nil // the task has source; it just has no features
+		}
+	}
+	return f.Features(lane, map[string]string{t.answerAs: r.Attempt.Answer})
 }
 
 // FeatureNames returns the features lane's table can report, with their

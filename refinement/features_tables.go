@@ -42,7 +42,7 @@ func cFeatureRules() []FeatureRule {
 		{Name: "array_pointer", Pattern: `->|\w\s*\[|\b(?:char|short|int|long|float|double|void|unsigned|signed|struct\s+\w+|union\s+\w+|\w+_t)\s*\*+\s*(?:const\s+|restrict\s+)*\w`,
 			Doc: "arrays or pointers (the corpus category)"},
 		{Name: "function_pointer", Pattern: `\(\s*\*\s*\w*\s*\)\s*\(`, Doc: "function pointers"},
-		{Name: "string", Detect: hasStrings, Doc: "string literals, char pointers or string.h calls"},
+		{Name: "string", Detect: hasStrings, Doc: "string literals, char pointers or string.h/ctype.h calls"},
 		{Name: "bitops", Pattern: `<<|>>|~|\^|[\w)\]]\s*&(?:[^&]|$)|(?:^|[^|])\|(?:[^|]|$)`,
 			Doc: "shifts, masks and other bitwise operators"},
 		{Name: "divmod", Pattern: `[\w)\]]\s*[/%]=?\s*[\w(.-]`, Doc: "division or remainder"},
@@ -122,11 +122,24 @@ func hasBitfield(s *Source) bool {
 	return false
 }
 
-var stringUseRE = regexp.MustCompile(`\bchar\s*(?:const\s*)?\*|\b(?:str(?:len|cpy|ncpy|cat|ncat|cmp|ncmp|chr|rchr|str|tok|dup|spn|cspn|pbrk|casecmp)|mem(?:cpy|set|cmp|move|chr)|to(?:upper|lower)|is(?:alpha|digit|space|upper|lower|alnum|punct|xdigit)|ato[il]|strto\w+)\s*\(`)
+var (
+	stringCallRE = regexp.MustCompile(`\b(?:str(?:len|nlen|cpy|ncpy|cat|ncat|cmp|ncmp|chr|rchr|str|tok|dup|spn|cspn|pbrk|casecmp)|to(?:upper|lower)|is(?:alpha|digit|space|upper|lower|alnum|punct|xdigit)|ato[il]|strto\w+)\s*\(`)
+	charPtrRE    = regexp.MustCompile(`(\w+)?\s*\bchar\s*(?:const\s*)?\*`)
+)
 
-// hasStrings: string literals, char pointers or string.h/ctype.h calls.
+// hasStrings: string literals, (signed-agnostic) char pointers, or
+// string.h/ctype.h calls. unsigned char pointers are byte buffers, and
+// mem* calls work on any memory: neither counts.
 func hasStrings(s *Source) bool {
-	return s.StringLiterals() > 0 || stringUseRE.MatchString(s.Code())
+	if s.StringLiterals() > 0 || stringCallRE.MatchString(s.Code()) {
+		return true
+	}
+	for _, m := range charPtrRE.FindAllStringSubmatch(s.Code(), -1) {
+		if m[1] != "unsigned" && m[1] != "signed" {
+			return true
+		}
+	}
+	return false
 }
 
 var (

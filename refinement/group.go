@@ -18,12 +18,12 @@ type KeyFunc func(r runs.Result) []string
 func ByCategory(r runs.Result) []string { return r.Task.Categories }
 
 // ByFeature groups by the construct features of the task's source (see
-// Features); a nil f uses the built-in tables.
+// Featurizer.FeaturesOf); a nil f uses the built-in tables.
 func ByFeature(f *Featurizer) KeyFunc {
 	if f == nil {
 		f = DefaultFeaturizer()
 	}
-	return func(r runs.Result) []string { return f.Features(r.Task.Lane, r.Task.Files) }
+	return f.FeaturesOf
 }
 
 // ByLabel groups by fine failure label (LabelPass for passes); a nil t

@@ -63,12 +63,15 @@ func (l Label) String() string {
 //     insensitively against each diagnostic line;
 //   - a rule with neither is a fallback.
 //
-// Classification tries every applicable Match rule in table order first,
-// then scans the diagnostic line by line and takes the first line that an
-// applicable Pattern rule matches (rules in table order on each line: the
-// first error a tool prints is usually the cause of the rest), and else
-// takes the first applicable fallback. Lines quoting source ("    | code")
-// are skipped.
+// Classification walks the applicable rules in table order (the lane's
+// table, then the generic one). A run of consecutive Pattern rules is
+// tried as a group, line by line: the first diagnostic line that one of
+// them matches decides (rules in order on each line), because the first
+// error a tool prints is usually the cause of the rest; lines saying
+// "error" are scanned before the others, so a warning does not decide,
+// and lines quoting source ("    | code") are skipped. A Match rule
+// decides alone where it stands. When nothing matched, the first
+// applicable fallback gives the label, else the class itself.
 type Rule struct {
 	Label   string
 	Classes []string
@@ -223,23 +226,28 @@ func (t *Taxonomy) fine(lane *compiledLane, v runs.Verdict) (name, evidence stri
 			applicable = append(applicable, r)
 		}
 	}
+	// Walk the rules in order: a run of pattern rules is scanned line by
+	// line as a group, a Match rule decides alone.
+	var group []compiledRule
+	flush := func() (string, string, bool) {
+		defer func() { group = group[:0] }()
+		return scanLines(group, v.Diagnostic)
+	}
 	for _, r := range applicable {
-		if r.Match != nil {
+		switch {
+		case r.re != nil:
+			group = append(group, r)
+		case r.Match != nil:
+			if name, ev, ok := flush(); ok {
+				return name, ev
+			}
 			if ev, ok := r.Match(v.Diagnostic); ok {
 				return r.Label, clip(ev, 240)
 			}
 		}
 	}
-	for _, line := range strings.Split(v.Diagnostic, "\n") {
-		tl := strings.TrimSpace(line)
-		if tl == "" || strings.HasPrefix(tl, "| ") || tl == "|" {
-			continue
-		}
-		for _, r := range applicable {
-			if r.re != nil && r.re.MatchString(line) {
-				return r.Label, clip(tl, 240)
-			}
-		}
+	if name, ev, ok := flush(); ok {
+		return name, ev
 	}
 	for _, r := range applicable {
 		if r.Match == nil && r.re == nil {
@@ -250,6 +258,32 @@ func (t *Taxonomy) fine(lane *compiledLane, v runs.Verdict) (name, evidence stri
 		return LabelUnknown, clip(firstLine(v.Diagnostic), 240)
 	}
 	return v.Class, clip(firstLine(v.Diagnostic), 240)
+}
+
+// scanLines finds the first diagnostic line a rule of group matches: lines
+// saying "error" first, then all; rules in order on each line.
+func scanLines(group []compiledRule, diag string) (name, evidence string, ok bool) {
+	if len(group) == 0 {
+		return "", "", false
+	}
+	lines := strings.Split(diag, "\n")
+	for pass := 0; pass < 2; pass++ {
+		for _, line := range lines {
+			tl := strings.TrimSpace(line)
+			if tl == "" || strings.HasPrefix(tl, "| ") || tl == "|" {
+				continue
+			}
+			if pass == 0 && !strings.Contains(strings.ToLower(tl), "error") {
+				continue
+			}
+			for _, r := range group {
+				if r.re.MatchString(line) {
+					return r.Label, clip(tl, 240), true
+				}
+			}
+		}
+	}
+	return "", "", false
 }
 
 // Labels returns every label the taxonomy can give a verdict of lane,

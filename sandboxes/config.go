@@ -34,6 +34,12 @@ type Limits struct {
 	// Output caps each of stdout and stderr as captured; the excess is
 	// discarded (or the tree killed, see Spec.KillOnOutputCap).
 	Output int64 `json:"output,omitempty"`
+	// RSS is the cgroup memory limit in bytes: resident memory, page cache
+	// and scratch (tmpfs) pages the run's processes touch, with no swap.
+	// Past it the kernel's OOM killer ends the run (Killed = KillMemory).
+	// Unlike Memory it does not break programs that reserve address space,
+	// so keep it on for GPU programs. Needs the cgroups layer.
+	RSS int64 `json:"rss,omitempty"`
 }
 
 // DefaultLimits are the limits used where neither the Spec nor
@@ -47,6 +53,7 @@ func DefaultLimits() Limits {
 		FileSize:  64 << 20,
 		OpenFiles: 256,
 		Output:    1 << 20,
+		RSS:       1 << 30,
 	}
 }
 
@@ -73,13 +80,16 @@ func (l Limits) WithDefaults(d Limits) Limits {
 	if l.Output == 0 {
 		l.Output = d.Output
 	}
+	if l.RSS == 0 {
+		l.RSS = d.RSS
+	}
 	return l
 }
 
 func (l Limits) validate() error {
 	for name, v := range map[string]int64{
 		"wall": int64(l.Wall), "cpu": int64(l.CPU), "memory": l.Memory, "procs": l.Procs,
-		"file_size": l.FileSize, "open_files": l.OpenFiles, "output": l.Output,
+		"file_size": l.FileSize, "open_files": l.OpenFiles, "output": l.Output, "rss": l.RSS,
 	} {
 		if v < NoLimit {
 			return fmt.Errorf("limit %s: negative value %d (use NoLimit)", name, v)
@@ -106,13 +116,34 @@ type Config struct {
 	Path string
 	// Defaults override DefaultLimits field by field.
 	Defaults Limits
-	// AllowWeakIsolation lets New fall back to running without namespaces
-	// when they cannot be created (a container without privileges, a
-	// kernel without user namespaces). Off by default: New fails instead.
+	// ScratchSize and ScratchInodes cap each box's scratch directory, a
+	// tmpfs mounted for the box (bytes and inodes; defaults 256 MiB and
+	// 16384). Writing past them fails with ENOSPC. Scratch pages are RAM:
+	// MaxBoxes*ScratchSize bounds what full scratches can hold. NoLimit
+	// lifts a cap.
+	ScratchSize   int64
+	ScratchInodes int64
+	// ReadOnlyPaths are host paths (directories or files) bound read-only,
+	// at the same path, into the view of every run, beside the system
+	// directories (/usr, /bin, /sbin, /lib*, a minimal /etc). Name only
+	// what the tools need (a toolchain under /opt): everything a run can
+	// see, untrusted code can read, at compile time too.
+	ReadOnlyPaths []string
+	// AllowMissing lists the isolation layers New may do without when the
+	// host cannot provide them. Empty (the default) requires every layer
+	// ([Layers]) and New fails with a *PolicyError naming what is missing.
+	// Lowering the policy is reported by [Capabilities.Policy]: record it
+	// with every result.
+	AllowMissing []Layer
+	// AllowWeakIsolation is AllowMissing with every layer: New runs with
+	// whatever the host offers (a container without privileges, a kernel
+	// without user namespaces).
 	AllowWeakIsolation bool
 	// DisableNamespaces runs without namespaces even where they work
-	// (debugging, or hosts where they misbehave). Runs then have network
-	// access and the weaker tree kill; Capabilities reports it.
+	// (debugging, or hosts where they misbehave), so without the
+	// filesystem view too. It needs LayerNamespaces and LayerFilesystem in
+	// AllowMissing (or AllowWeakIsolation). Runs then have network access
+	// (Landlock still denies TCP where it works) and the weaker tree kill.
 	DisableNamespaces bool
 	// Logger receives debug records; nil discards.
 	Logger *slog.Logger
@@ -122,6 +153,9 @@ const (
 	defaultUIDBase  = 2_100_000_000
 	defaultMaxBoxes = 64
 	defaultPath     = "/usr/local/bin:/usr/bin:/bin"
+
+	defaultScratchSize   = 256 << 20
+	defaultScratchInodes = 16384
 )
 
 // withDefaults returns c with defaults filled in.
@@ -134,6 +168,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Path == "" {
 		c.Path = defaultPath
+	}
+	if c.ScratchSize == 0 {
+		c.ScratchSize = defaultScratchSize
+	}
+	if c.ScratchInodes == 0 {
+		c.ScratchInodes = defaultScratchInodes
+	}
+	if c.AllowWeakIsolation {
+		c.AllowMissing = Layers()
 	}
 	c.Defaults = c.Defaults.WithDefaults(DefaultLimits())
 	if c.Logger == nil {
@@ -154,7 +197,8 @@ func (c Config) Validate() error {
 	if c.MaxBoxes < 1 || c.MaxBoxes > 1<<16 {
 		return fmt.Errorf("sandboxes config: max boxes %d out of range", c.MaxBoxes)
 	}
-	if uint64(c.UIDBase)+uint64(c.MaxBoxes) >= 1<<32-1 {
+	// One uid past the boxes' range is the trampolines' (stage 1).
+	if uint64(c.UIDBase)+uint64(c.MaxBoxes)+1 >= 1<<32-1 {
 		return fmt.Errorf("sandboxes config: uid range %d+%d overflows", c.UIDBase, c.MaxBoxes)
 	}
 	if c.UIDBase < 1000 {
@@ -163,5 +207,43 @@ func (c Config) Validate() error {
 	if err := c.Defaults.validate(); err != nil {
 		return fmt.Errorf("sandboxes config: %w", err)
 	}
+	if c.ScratchSize < NoLimit || c.ScratchInodes < NoLimit {
+		return errors.New("sandboxes config: negative scratch cap (use NoLimit)")
+	}
+	for _, p := range c.ReadOnlyPaths {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+			return fmt.Errorf("sandboxes config: read-only path %q must be absolute, clean and not /", p)
+		}
+		if within(c.ScratchRoot, p) || within(p, c.ScratchRoot) {
+			return fmt.Errorf("sandboxes config: read-only path %q overlaps the scratch root", p)
+		}
+	}
+	for _, l := range c.AllowMissing {
+		if !l.known() {
+			return fmt.Errorf("sandboxes config: unknown layer %q in allow_missing", l)
+		}
+	}
+	if c.DisableNamespaces && (!c.allowed(LayerNamespaces) || !c.allowed(LayerFilesystem)) {
+		return errors.New("sandboxes config: disable_namespaces needs namespaces and filesystem in allow_missing")
+	}
 	return nil
+}
+
+// allowed reports whether the policy lets New run without layer l.
+func (c Config) allowed(l Layer) bool {
+	if c.AllowWeakIsolation {
+		return true
+	}
+	for _, a := range c.AllowMissing {
+		if a == l {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is dir or below it (both clean, absolute).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
 }

@@ -2,9 +2,11 @@ package sandboxes
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,15 +32,35 @@ const probeMagic = "kiln-sandbox-probe"
 
 // initSpec is what the parent tells the trampoline (argv[2], JSON).
 type initSpec struct {
-	Argv       []string `json:"argv"`
-	Env        []string `json:"env"`
-	Rlimits    []rlimit `json:"rlimits,omitempty"`
-	NoNewPrivs bool     `json:"no_new_privs,omitempty"`
+	Argv    []string `json:"argv"`
+	Env     []string `json:"env"`
+	Dir     string   `json:"dir"`
+	Rlimits []rlimit `json:"rlimits,omitempty"`
 	// Subreaper is set when there is no pid namespace: stage 1 then adopts
 	// orphans and kills them itself.
 	Subreaper bool `json:"subreaper,omitempty"`
 	// Probe makes stage 2 describe its surroundings instead of exec'ing.
 	Probe bool `json:"probe,omitempty"`
+	// TargetUID (= gid) is stage 2's identity, set by stage 1 when it
+	// starts it; -1 keeps stage 1's.
+	TargetUID int `json:"target_uid"`
+	// InitUID (= gid) is what stage 1 drops to once stage 2 is started;
+	// -1 keeps it.
+	InitUID int `json:"init_uid"`
+	// DropCaps makes stage 1 clear its capabilities (those of a user
+	// namespace, rootless) before it starts stage 2.
+	DropCaps bool `json:"drop_caps,omitempty"`
+	// View is mounted by stage 1 (nil: the host's filesystem); InView
+	// tells stage 2 that it runs in one.
+	View   *viewSpec `json:"view,omitempty"`
+	InView bool      `json:"in_view,omitempty"`
+	// Cgroups are cgroup.procs files stage 1 opens (before the view hides
+	// them) and hands to stage 2 as CgroupFDs; stage 2 joins them.
+	Cgroups   []string `json:"cgroups,omitempty"`
+	CgroupFDs []int    `json:"cgroup_fds,omitempty"`
+	// Landlock and Seccomp are applied by stage 2 just before exec.
+	Landlock *landlockSpec `json:"landlock,omitempty"`
+	Seccomp  bool          `json:"seccomp,omitempty"`
 }
 
 type rlimit struct {
@@ -57,6 +79,29 @@ type initReport struct {
 	Core      bool   `json:"core,omitempty"`
 }
 
+// lifelineFD is stage 1's read end of a pipe whose write end only the
+// parent holds: it reads as hung up once the parent is gone.
+const lifelineFD = 4
+
+// layerErr prefixes a trampoline error with the layer that failed, so
+// that New can tell which layer the host lacks.
+func layerErr(l Layer, format string, args ...any) string {
+	return "layer " + string(l) + ": " + fmt.Sprintf(format, args...)
+}
+
+// failedLayer extracts the layer from a trampoline error.
+func failedLayer(msg string) (Layer, string, bool) {
+	rest, ok := strings.CutPrefix(msg, "layer ")
+	if !ok {
+		return "", msg, false
+	}
+	name, detail, ok := strings.Cut(rest, ": ")
+	if !ok || !Layer(name).known() {
+		return "", msg, false
+	}
+	return Layer(name), detail, true
+}
+
 // MaybeRunInit runs the sandbox trampoline when this process is one (its
 // argv[0] is the trampoline marker) and then exits; otherwise it returns at
 // once and does nothing. Call it first thing in main and in TestMain of any
@@ -66,6 +111,9 @@ func MaybeRunInit() {
 	if len(os.Args) < 3 || os.Args[0] != initArg0 {
 		return
 	}
+	// Thread attributes (no_new_privs, Landlock, seccomp, capabilities)
+	// are set on this thread and the exec happens from it.
+	runtime.LockOSThread()
 	var spec initSpec
 	if err := json.Unmarshal([]byte(os.Args[2]), &spec); err != nil {
 		fmt.Fprintf(os.Stderr, "kiln sandbox init: bad spec: %v\n", err)
@@ -91,9 +139,37 @@ func runStageInit(spec initSpec) int {
 		_ = report.Close()
 	}()
 	syscall.CloseOnExec(reportFD)
+	syscall.CloseOnExec(lifelineFD)
 	if spec.Subreaper {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			rep.InitError = "set subreaper: " + err.Error()
+			return 0
+		}
+	}
+	// Cgroup files first: the view hides /sys.
+	var cgfds []int
+	defer func() {
+		for _, fd := range cgfds {
+			syscall.Close(fd)
+		}
+	}()
+	for _, p := range spec.Cgroups {
+		fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			rep.InitError = layerErr(LayerCgroups, "open %s: %v", p, err)
+			return 0
+		}
+		cgfds = append(cgfds, fd)
+	}
+	if spec.View != nil {
+		if err := setupView(spec.View, spec.Dir); err != nil {
+			rep.InitError = layerErr(LayerFilesystem, "%v", err)
+			return 0
+		}
+	}
+	if spec.DropCaps {
+		if err := dropAllCaps(); err != nil {
+			rep.InitError = "drop capabilities: " + err.Error()
 			return 0
 		}
 	}
@@ -102,21 +178,49 @@ func runStageInit(spec initSpec) int {
 		rep.InitError = "pipe: " + err.Error()
 		return 0
 	}
-	self, err := json.Marshal(spec)
+	child := spec
+	child.View, child.Cgroups, child.CgroupFDs = nil, nil, nil
+	child.InView = spec.View != nil
+	files := []uintptr{0, 1, 2, uintptr(p[1])}
+	for i, fd := range cgfds {
+		files = append(files, uintptr(fd))
+		child.CgroupFDs = append(child.CgroupFDs, reportFD+1+i)
+	}
+	self, err := json.Marshal(child)
 	if err != nil {
 		rep.InitError = "marshal: " + err.Error()
 		return 0
 	}
+	sys := &syscall.SysProcAttr{}
+	if spec.TargetUID >= 0 {
+		id := uint32(spec.TargetUID)
+		sys.Credential = &syscall.Credential{Uid: id, Gid: id, Groups: []uint32{}}
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{initArg0, stageTarget, string(self)}, &syscall.ProcAttr{
 		Env:   spec.Env,
-		Files: []uintptr{0, 1, 2, uintptr(p[1])},
+		Files: files,
+		Sys:   sys,
 	})
 	syscall.Close(p[1])
+	for _, fd := range cgfds {
+		syscall.Close(fd)
+	}
+	cgfds = nil
 	if err != nil {
 		syscall.Close(p[0])
 		rep.InitError = "start stage 2: " + err.Error()
 		return 0
 	}
+	if spec.InitUID >= 0 {
+		if err := dropToUID(spec.InitUID); err != nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			rep.InitError = layerErr(LayerUID, "drop trampoline to uid %d: %v", spec.InitUID, err)
+			return 0
+		}
+	}
+	// Not dumpable: a process of the box's uid (rootless) cannot open our
+	// /proc files (fds, memory).
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// Stage 2 writes here only when it fails before or at execve.
 	var buf [4096]byte
 	n := 0
@@ -161,6 +265,46 @@ func runStageInit(spec initSpec) int {
 	// With a pid namespace, returning (exiting PID 1) makes the kernel
 	// SIGKILL and reap every process left in it.
 	return 0
+}
+
+// dropToUID makes every thread of stage 1 run as uid (and gid) with no
+// supplementary groups and no capabilities, then re-arms the parent-death
+// signal (a credential change clears it) and checks the parent did not
+// die in between.
+func dropToUID(uid int) error {
+	if err := syscall.Setgroups([]int{}); err != nil {
+		return fmt.Errorf("setgroups: %w", err)
+	}
+	if err := syscall.Setresgid(uid, uid, uid); err != nil {
+		return fmt.Errorf("setresgid: %w", err)
+	}
+	if err := syscall.Setresuid(uid, uid, uid); err != nil {
+		return fmt.Errorf("setresuid: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("pdeathsig: %w", err)
+	}
+	fds := []unix.PollFd{{Fd: lifelineFD, Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0 {
+		return errors.New("parent died")
+	}
+	return nil
+}
+
+// dropAllCaps clears every capability set of every thread (rootless: the
+// user namespace's capabilities, which stage 1 needed for the view).
+func dropAllCaps() error {
+	if _, _, e := syscall.AllThreadsSyscall6(syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("clear ambient: %v", e)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("capset: %v", e)
+	}
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&data)
+	return nil
 }
 
 // killDescendants kills and reaps every child of this process until none
@@ -226,7 +370,8 @@ func childrenOf(ppid int) []int {
 	return out
 }
 
-// runStageTarget is stage 2: limits, then execve. It returns only on error.
+// runStageTarget is stage 2: cgroups, no_new_privs, Landlock, rlimits,
+// seccomp, then execve. It returns only on error.
 func runStageTarget(spec initSpec) int {
 	errPipe := os.NewFile(reportFD, "exec-error")
 	fail := func(format string, args ...any) int {
@@ -234,6 +379,13 @@ func runStageTarget(spec initSpec) int {
 		return 127
 	}
 	syscall.CloseOnExec(reportFD)
+	for _, fd := range spec.CgroupFDs {
+		_, err := syscall.Write(fd, []byte("0"))
+		syscall.Close(fd)
+		if err != nil {
+			return fail("%s", layerErr(LayerCgroups, "join: %v", err))
+		}
+	}
 	if len(spec.Argv) == 0 && !spec.Probe {
 		return fail("empty argv")
 	}
@@ -258,18 +410,36 @@ func runStageTarget(spec initSpec) int {
 	if err != nil {
 		return fail("env: %v", err)
 	}
-	if spec.NoNewPrivs {
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return fail("no_new_privs: %v", err)
+	var prog unix.SockFprog
+	var filter []unix.SockFilter
+	if spec.Seccomp {
+		filter = seccompFilter()
+		if len(filter) == 0 {
+			return fail("%s", layerErr(LayerSeccomp, "no filter for %s", runtime.GOARCH))
+		}
+		prog = unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail("%s", layerErr(LayerNoNewPrivs, "%v", err))
+	}
+	if spec.Landlock != nil {
+		if err := spec.Landlock.apply(); err != nil {
+			return fail("%s", layerErr(LayerLandlock, "%v", err))
 		}
 	}
 	for _, l := range spec.Rlimits {
 		if err := unix.Setrlimit(l.Resource, &unix.Rlimit{Cur: l.Cur, Max: l.Max}); err != nil {
-			return fail("setrlimit %d: %v", l.Resource, err)
+			return fail("%s", layerErr(LayerRlimits, "setrlimit %d: %v", l.Resource, err))
 		}
 	}
+	if spec.Seccomp {
+		if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
+			return fail("%s", layerErr(LayerSeccomp, "load filter: %v", err))
+		}
+		runtime.KeepAlive(filter)
+	}
 	if spec.Probe {
-		return runProbe(errPipe)
+		return runProbe(errPipe, spec)
 	}
 	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE,
 		uintptr(unsafe.Pointer(pathp)),
@@ -315,16 +485,46 @@ func executable(p string) error {
 	return syscall.Access(p, unix.X_OK)
 }
 
-// runProbe prints what the sandbox looks like from inside.
-func runProbe(errPipe *os.File) int {
+// runProbe prints what the sandbox looks like from inside, as the target
+// would see it (after every layer).
+func runProbe(errPipe *os.File, spec initSpec) int {
 	ifaces := -1
 	if b, err := os.ReadFile("/proc/net/dev"); err == nil {
 		ifaces = strings.Count(string(b), "\n") - 2 // two header lines
 	}
-	nnp, _ := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	status, _ := os.ReadFile("/proc/self/status")
+	field := func(name string) string {
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "?"
+	}
+	// With Landlock, "/" is not in the rules: listing it is refused.
+	landlock := 0
+	if _, err := os.ReadDir("/"); errors.Is(err, syscall.EACCES) {
+		landlock = 1
+	}
+	view := "off"
+	if spec.InView {
+		view = "hides-host"
+		if err := viewHidesHost(); err != nil {
+			view = strings.ReplaceAll(err.Error(), " ", "_")
+		}
+	}
+	// A socket other than AF_UNIX must be refused by seccomp.
+	inet := "allowed"
+	if fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0); err == nil {
+		syscall.Close(fd)
+	} else {
+		inet = err.Error()
+	}
+	cg, _ := os.ReadFile("/proc/self/cgroup")
 	wd, _ := os.Getwd()
-	_, err := fmt.Printf("%s uid=%d gid=%d ppid=%d ifaces=%d nnp=%d wd=%s\n",
-		probeMagic, os.Getuid(), os.Getgid(), os.Getppid(), ifaces, nnp, wd)
+	_, err := fmt.Printf("%s uid=%d gid=%d ppid=%d ifaces=%d nnp=%s seccomp=%s landlock=%d view=%s inet=%s wd=%s cgroup=%s\n",
+		probeMagic, os.Getuid(), os.Getgid(), os.Getppid(), ifaces, field("NoNewPrivs"), field("Seccomp"),
+		landlock, view, strings.ReplaceAll(inet, " ", "_"), wd, strings.Join(strings.Fields(string(cg)), ";"))
 	if err != nil {
 		_, _ = fmt.Fprintf(errPipe, "probe: %v", err)
 		return 127

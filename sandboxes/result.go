@@ -39,6 +39,7 @@ const (
 	KillCPU      KillReason = "cpu"       // RLIMIT_CPU (SIGXCPU, or SIGKILL past the hard limit)
 	KillFileSize KillReason = "file_size" // RLIMIT_FSIZE (SIGXFSZ)
 	KillOutput   KillReason = "output"    // output cap with Spec.KillOnOutputCap
+	KillMemory   KillReason = "memory"    // cgroup memory limit (Limits.RSS): OOM kill
 )
 
 // Outcome folds a Result into the cases a verifier tells apart.
@@ -48,7 +49,7 @@ const (
 	OutcomeExited        Outcome = "exited"         // ran to an exit() (any code)
 	OutcomeCrashed       Outcome = "crashed"        // killed by a signal we did not cause
 	OutcomeTimeout       Outcome = "timeout"        // wall clock
-	OutcomeResourceLimit Outcome = "resource_limit" // cpu, file size or output cap
+	OutcomeResourceLimit Outcome = "resource_limit" // cpu, memory, file size or output cap
 	OutcomeCanceled      Outcome = "canceled"       // context canceled
 )
 
@@ -89,7 +90,7 @@ func (r Result) Outcome() Outcome {
 		return OutcomeTimeout
 	case KillCanceled:
 		return OutcomeCanceled
-	case KillCPU, KillFileSize, KillOutput:
+	case KillCPU, KillFileSize, KillOutput, KillMemory:
 		return OutcomeResourceLimit
 	}
 	if r.Signal != 0 {
@@ -112,6 +113,8 @@ func (r Result) Describe() string {
 		return "file size limit exceeded (SIGXFSZ)"
 	case KillOutput:
 		return "output size limit exceeded"
+	case KillMemory:
+		return "memory limit exceeded (OOM kill in the run's cgroup)"
 	}
 	if r.Signal != 0 {
 		return "killed by signal " + SignalName(r.Signal)

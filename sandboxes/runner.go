@@ -13,9 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,6 +28,12 @@ import (
 type Capabilities struct {
 	// Backend names the mechanism ("process": re-exec trampoline).
 	Backend string `json:"backend"`
+	// Policy is "strict" when every layer is active, otherwise
+	// "lowered(without a,b)": the layers Config.AllowMissing let the Runner
+	// do without. Record it with every result obtained from this Runner.
+	Policy string `json:"policy"`
+	// Layers is the state of every layer, in Layers() order.
+	Layers []LayerState `json:"layers"`
 	// Namespaces lists the namespaces each run gets ("pid", "net", ...).
 	Namespaces []string `json:"namespaces"`
 	// UIDDrop is set when runs use an unprivileged uid of their own
@@ -39,16 +47,34 @@ type Capabilities struct {
 	// Network is false when runs cannot reach any network.
 	Network bool `json:"network"`
 	// TreeKill says how leftover processes are killed: "pid-namespace"
-	// (complete) or "subreaper+pgid" (a setsid process that outlives a
-	// timeout escapes).
+	// (complete), "subreaper+cgroup" (complete once the run ends) or
+	// "subreaper+pgid" (a setsid process that outlives a timeout escapes).
 	TreeKill string `json:"tree_kill"`
 }
 
 // String is a one-line summary for logs.
 func (c Capabilities) String() string {
-	return fmt.Sprintf("backend=%s ns=%s uid_drop=%v rlimits=%s nnp=%v network=%v tree_kill=%s",
-		c.Backend, strings.Join(c.Namespaces, ","), c.UIDDrop, strings.Join(c.Rlimits, ","),
-		c.NoNewPrivs, c.Network, c.TreeKill)
+	var on, off []string
+	for _, l := range c.Layers {
+		if l.Active {
+			on = append(on, string(l.Layer))
+		} else {
+			off = append(off, string(l.Layer))
+		}
+	}
+	return fmt.Sprintf("policy=%s active=%s missing=%s ns=%s rlimits=%s network=%v tree_kill=%s",
+		c.Policy, strings.Join(on, ","), strings.Join(off, ","), strings.Join(c.Namespaces, ","),
+		strings.Join(c.Rlimits, ","), c.Network, c.TreeKill)
+}
+
+// Layer returns the state of layer l.
+func (c Capabilities) Layer(l Layer) LayerState {
+	for _, s := range c.Layers {
+		if s.Layer == l {
+			return s
+		}
+	}
+	return LayerState{Layer: l, Detail: "unknown"}
 }
 
 // Runner opens boxes and runs commands in them. It is safe for concurrent
@@ -57,11 +83,26 @@ type Runner struct {
 	cfg  Config
 	log  *slog.Logger
 	root bool
+	// instance names this Runner's scratch directory (instDir) and cgroups.
+	instance string
+	instDir  string
+	viewRoot string
 	// cloneflags and userns shape stage 1 (SysProcAttr) of every run.
 	cloneflags uintptr
 	userns     bool
 	uids       chan uint32 // free box identities
-	caps       Capabilities
+	initUID    uint32      // stage 1 drops to it (root, pid namespace)
+	dropInit   bool
+	// layers in force
+	useView      bool
+	view         viewBase
+	scratchTmpfs bool
+	cg           *cgroups
+	landlockABI  int
+	seccomp      bool
+	caps         Capabilities
+	runSeq       atomic.Uint64
+	closeOnce    sync.Once
 }
 
 // Spec is one command to run in a box.
@@ -78,11 +119,18 @@ type Spec struct {
 	// KillOnOutputCap kills the tree as soon as stdout or stderr passes
 	// Limits.Output (Killed = KillOutput) instead of discarding the rest.
 	KillOnOutputCap bool
+	// GPU makes the host's GPU device nodes (/dev/nvidia*, /dev/nvidia-caps,
+	// /dev/dri) visible and usable in the run. GPU programs also need
+	// Limits.Memory = NoLimit (CUDA reserves far more address space than it
+	// uses; keep Limits.RSS as the memory bound). Untested without a GPU.
+	GPU bool
 }
 
-// New checks cfg, prepares the scratch root and probes which isolation
-// works here. The probe runs the trampoline, so MaybeRunInit must be
-// wired (ErrNoInit otherwise).
+// New checks cfg, prepares the scratch root, reclaims what dead
+// predecessors left, and probes which isolation layers work here. It fails
+// with a *PolicyError (errors.Is ErrPolicy) when a layer the policy
+// requires is missing. The probe runs the trampoline, so MaybeRunInit must
+// be wired (ErrNoInit otherwise). Call Close when done.
 func New(cfg Config) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -97,6 +145,21 @@ func New(cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("sandboxes: scratch root: %w", err)
 		}
 	}
+	id, err := newInstanceID()
+	if err != nil {
+		return nil, fmt.Errorf("sandboxes: instance: %w", err)
+	}
+	r.instance = id
+	reclaimScratch(cfg.ScratchRoot, id, r.log)
+	r.instDir = filepath.Join(cfg.ScratchRoot, id)
+	r.viewRoot = filepath.Join(r.instDir, "view")
+	if err := os.Mkdir(r.instDir, 0o711); err != nil {
+		return nil, fmt.Errorf("sandboxes: instance dir: %w", err)
+	}
+	if err := os.Mkdir(r.viewRoot, 0o700); err != nil {
+		_ = os.RemoveAll(r.instDir)
+		return nil, fmt.Errorf("sandboxes: view dir: %w", err)
+	}
 	r.uids = make(chan uint32, cfg.MaxBoxes)
 	for i := 0; i < cfg.MaxBoxes; i++ {
 		if r.root {
@@ -105,49 +168,216 @@ func New(cfg Config) (*Runner, error) {
 			r.uids <- uint32(os.Getuid())
 		}
 	}
-	ns := []string{"pid", "net", "ipc", "uts", "mount"}
+	layers, err := r.detect()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	policy, missing := layers.policy(cfg)
+	r.caps = r.capabilities(layers, policy)
+	if len(missing) > 0 {
+		r.Close()
+		return nil, &PolicyError{Missing: missing, Capabilities: r.caps}
+	}
+	r.log.Debug("sandbox runner ready", "capabilities", r.caps.String())
+	return r, nil
+}
+
+// detect finds what the host offers, then probes runs with every candidate
+// layer, dropping a layer whenever the probe shows the host cannot apply
+// it (the policy decides afterwards whether that is acceptable).
+func (r *Runner) detect() (layerSet, error) {
+	cfg := r.cfg
+	ls := layerSet{}
+	r.initUID = cfg.UIDBase + uint32(cfg.MaxBoxes)
+	if r.root {
+		ls.set(LayerUID, true, "box uids %d-%d, trampoline uid %d", cfg.UIDBase, r.initUID-1, r.initUID)
+	} else {
+		ls.set(LayerUID, false, "not root: every box runs as uid %d (mapped into a user namespace)", os.Getuid())
+	}
+	ns := "pid, net, ipc, uts, mount"
 	r.cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC |
 		syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS
 	if !r.root {
 		r.cloneflags |= syscall.CLONE_NEWUSER
 		r.userns = true
-		ns = append([]string{"user"}, ns...)
+		ns = "user, " + ns
 	}
+	ls.set(LayerNamespaces, true, "%s; no network; the tree dies with the run", ns)
 	if cfg.DisableNamespaces {
-		r.cloneflags, r.userns, ns = 0, false, nil
+		r.cloneflags, r.userns = 0, false
+		ls.set(LayerNamespaces, false, "disabled by config")
 	}
-	probeErr := r.probe()
-	if probeErr != nil && !errors.Is(probeErr, ErrNoInit) && cfg.AllowWeakIsolation {
-		r.log.Warn("sandbox namespaces unavailable, running without them", "err", probeErr)
-		r.cloneflags, r.userns, ns = 0, false, nil
-		probeErr = r.probe()
+	r.dropInit = r.root && r.cloneflags&syscall.CLONE_NEWPID != 0
+
+	view, err := newViewBase(cfg.ReadOnlyPaths)
+	if err != nil {
+		return nil, fmt.Errorf("sandboxes: %w", err)
 	}
-	if probeErr != nil {
-		return nil, fmt.Errorf("sandboxes: probe: %w", probeErr)
+	r.view = view
+	r.useView = r.cloneflags&syscall.CLONE_NEWNS != 0
+	if r.useView {
+		ls.set(LayerFilesystem, true, "pivot_root into a read-only tmpfs: %d read-only binds, minimal /etc, /dev nodes, own /proc, the box's scratch",
+			len(view.binds))
+	} else {
+		ls.set(LayerFilesystem, false, "needs a mount namespace")
 	}
-	r.caps = Capabilities{
+
+	switch {
+	case !r.root:
+		ls.set(LayerScratch, false, "not root: cannot mount a tmpfs per box; the scratch is a plain directory")
+	default:
+		if err := unix.Mount("kiln-probe", r.viewRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64k,nr_inodes=16"); err != nil {
+			ls.set(LayerScratch, false, "mount tmpfs: %v", err)
+		} else {
+			_ = unix.Unmount(r.viewRoot, unix.MNT_DETACH)
+			r.scratchTmpfs = true
+			ls.set(LayerScratch, true, "tmpfs per box: %s, %s inodes", capString(cfg.ScratchSize, true), capString(cfg.ScratchInodes, false))
+		}
+	}
+
+	ls.set(LayerRlimits, true, "%s", strings.Join(r.rlimitNames(), ", "))
+	ls.set(LayerNoNewPrivs, true, "set before exec")
+
+	if cg, err := setupCgroups(r.instance, instanceAlive); err != nil {
+		ls.set(LayerCgroups, false, "%v", err)
+	} else {
+		r.cg = cg
+		ls.set(LayerCgroups, true, "%s; per run, removed after it", cg.detail)
+	}
+
+	if abi, err := landlockABI(); err != nil {
+		ls.set(LayerLandlock, false, "%v", err)
+	} else {
+		r.landlockABI = abi
+		ls.set(LayerLandlock, true, "%s", (&landlockSpec{ABI: abi}).describe())
+	}
+
+	if seccompSupported() {
+		r.seccomp = true
+		ls.set(LayerSeccomp, true, "BPF filter, arch %s checked (x32 killed): sockets AF_UNIX only, EPERM for ptrace, mount, namespaces, bpf, perf, keyrings, modules, kexec, io_uring", runtime.GOARCH)
+	} else {
+		ls.set(LayerSeccomp, false, "no filter written for %s", runtime.GOARCH)
+	}
+
+	for attempt := 0; ; attempt++ {
+		err := r.probe()
+		if err == nil {
+			return ls, nil
+		}
+		if errors.Is(err, ErrNoInit) || attempt > len(Layers()) {
+			return nil, fmt.Errorf("sandboxes: probe: %w", err)
+		}
+		var lf *layerFailure
+		switch {
+		case errors.As(err, &lf):
+		case errors.Is(err, errStart) && r.cloneflags != 0:
+			lf = &layerFailure{LayerNamespaces, err.Error()}
+		default:
+			return nil, fmt.Errorf("sandboxes: probe: %w", err)
+		}
+		r.log.Warn("sandbox layer unavailable", "layer", lf.layer, "why", lf.detail)
+		if !r.disable(lf.layer) {
+			return nil, fmt.Errorf("sandboxes: probe: %w", err)
+		}
+		ls.set(lf.layer, false, "%s", lf.detail)
+		if lf.layer == LayerNamespaces {
+			ls.set(LayerFilesystem, false, "needs a mount namespace")
+		}
+	}
+}
+
+// disable turns layer l off after a failed probe; false if it cannot be.
+func (r *Runner) disable(l Layer) bool {
+	switch l {
+	case LayerNamespaces:
+		if r.cloneflags == 0 {
+			return false
+		}
+		r.cloneflags, r.userns, r.useView, r.dropInit = 0, false, false, false
+	case LayerFilesystem:
+		if !r.useView {
+			return false
+		}
+		r.useView = false
+	case LayerCgroups:
+		if r.cg == nil {
+			return false
+		}
+		r.cg.remove()
+		r.cg = nil
+	case LayerLandlock:
+		if r.landlockABI == 0 {
+			return false
+		}
+		r.landlockABI = 0
+	case LayerSeccomp:
+		if !r.seccomp {
+			return false
+		}
+		r.seccomp = false
+	case LayerUID:
+		if !r.dropInit {
+			return false
+		}
+		r.dropInit = false
+	default:
+		return false
+	}
+	return true
+}
+
+func capString(v int64, bytes bool) string {
+	switch {
+	case v == NoLimit:
+		return "no cap"
+	case bytes:
+		return fmt.Sprintf("%d MiB", v>>20)
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func (r *Runner) rlimitNames() []string {
+	names := []string{"cpu", "fsize", "nofile", "core"}
+	if r.cfg.Defaults.Memory != NoLimit {
+		names = append(names, "as")
+	}
+	if r.nprocWorks() {
+		names = append(names, "nproc")
+	}
+	return names
+}
+
+func (r *Runner) capabilities(ls layerSet, policy string) Capabilities {
+	c := Capabilities{
 		Backend:    "process",
-		Namespaces: ns,
+		Policy:     policy,
+		Layers:     ls.list(),
 		UIDDrop:    r.root,
-		Rlimits:    []string{"cpu", "fsize", "nofile", "core"},
+		Rlimits:    r.rlimitNames(),
 		NoNewPrivs: true,
 		Network:    r.cloneflags&syscall.CLONE_NEWNET == 0,
 		TreeKill:   "pid-namespace",
 	}
-	if cfg.Defaults.Memory != NoLimit {
-		r.caps.Rlimits = append(r.caps.Rlimits, "as")
-	}
-	if r.nprocWorks() {
-		r.caps.Rlimits = append(r.caps.Rlimits, "nproc")
+	for _, n := range []struct {
+		flag uintptr
+		name string
+	}{{syscall.CLONE_NEWUSER, "user"}, {syscall.CLONE_NEWPID, "pid"}, {syscall.CLONE_NEWNET, "net"},
+		{syscall.CLONE_NEWIPC, "ipc"}, {syscall.CLONE_NEWUTS, "uts"}, {syscall.CLONE_NEWNS, "mount"}} {
+		if r.cloneflags&n.flag != 0 {
+			c.Namespaces = append(c.Namespaces, n.name)
+		}
 	}
 	if r.root {
-		r.caps.UIDs = fmt.Sprintf("%d-%d", cfg.UIDBase, cfg.UIDBase+uint32(cfg.MaxBoxes)-1)
+		c.UIDs = fmt.Sprintf("%d-%d", r.cfg.UIDBase, r.cfg.UIDBase+uint32(r.cfg.MaxBoxes)-1)
 	}
 	if r.cloneflags&syscall.CLONE_NEWPID == 0 {
-		r.caps.TreeKill = "subreaper+pgid"
+		c.TreeKill = "subreaper+pgid"
+		if r.cg != nil {
+			c.TreeKill = "subreaper+cgroup"
+		}
 	}
-	r.log.Debug("sandbox runner ready", "capabilities", r.caps.String())
-	return r, nil
+	return c
 }
 
 // nprocWorks: RLIMIT_NPROC is meaningful per box when each box has its own
@@ -157,10 +387,45 @@ func (r *Runner) nprocWorks() bool { return r.root || r.userns }
 // Capabilities reports the isolation layers in force.
 func (r *Runner) Capabilities() Capabilities {
 	c := r.caps
+	c.Layers = append([]LayerState(nil), c.Layers...)
 	c.Namespaces = append([]string(nil), c.Namespaces...)
 	c.Rlimits = append([]string(nil), c.Rlimits...)
 	return c
 }
+
+// Close removes this Runner's scratch directory and cgroups. Boxes still
+// open lose their files; close them first. Close is idempotent.
+func (r *Runner) Close() error {
+	var err error
+	r.closeOnce.Do(func() {
+		r.cg.remove()
+		var under []string
+		for _, m := range mountPoints() {
+			if within(r.instDir, m) {
+				under = append(under, m)
+			}
+		}
+		for _, m := range under {
+			_ = unix.Unmount(m, unix.MNT_DETACH)
+		}
+		err = os.RemoveAll(r.instDir)
+	})
+	if err != nil {
+		return fmt.Errorf("sandboxes: close: %w", err)
+	}
+	return nil
+}
+
+// layerFailure is a probe result showing a layer does not work here.
+type layerFailure struct {
+	layer  Layer
+	detail string
+}
+
+func (e *layerFailure) Error() string { return fmt.Sprintf("layer %s: %s", e.layer, e.detail) }
+
+// errStart marks a failure to start the trampoline (clone refused...).
+var errStart = errors.New("sandbox start")
 
 // probe runs the trampoline once in a throwaway box and checks what it
 // reports.
@@ -174,32 +439,50 @@ func (r *Runner) probe() error {
 	defer box.Close()
 	res, err := box.run(ctx, Spec{Limits: Limits{Wall: 10 * time.Second, Memory: NoLimit}}, true)
 	if err != nil {
+		var te *trampolineError
+		if errors.As(err, &te) {
+			if l, detail, ok := failedLayer(te.msg); ok {
+				return &layerFailure{l, detail}
+			}
+		}
 		return err
 	}
 	out := string(res.Stdout)
 	if !strings.HasPrefix(out, probeMagic+" ") {
 		return fmt.Errorf("%w (probe printed %q, stderr %q)", ErrNoInit, clip(out, 200), clip(string(res.Stderr), 200))
 	}
-	fields := map[string]string{}
-	for _, f := range strings.Fields(out)[1:] {
-		if k, v, ok := strings.Cut(f, "="); ok {
-			fields[k] = v
+	f := map[string]string{}
+	for _, kv := range strings.Fields(out)[1:] {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			f[k] = v
 		}
 	}
-	if r.root && fields["uid"] != strconv.FormatUint(uint64(box.uid), 10) {
-		return fmt.Errorf("probe: runs as uid %s, want %d", fields["uid"], box.uid)
+	if r.root && f["uid"] != strconv.FormatUint(uint64(box.uid), 10) {
+		return &layerFailure{LayerUID, fmt.Sprintf("probe runs as uid %s, want %d", f["uid"], box.uid)}
 	}
-	if r.cloneflags&syscall.CLONE_NEWPID != 0 && fields["ppid"] != "1" {
-		return fmt.Errorf("probe: stage 1 is pid %s, want 1 (pid namespace)", fields["ppid"])
+	if r.cloneflags&syscall.CLONE_NEWPID != 0 && f["ppid"] != "1" {
+		return &layerFailure{LayerNamespaces, fmt.Sprintf("stage 1 is pid %s, want 1 (pid namespace)", f["ppid"])}
 	}
-	if r.cloneflags&syscall.CLONE_NEWNET != 0 && fields["ifaces"] != "1" {
-		return fmt.Errorf("probe: %s network interfaces visible, want only lo", fields["ifaces"])
+	if r.cloneflags&syscall.CLONE_NEWNET != 0 && f["ifaces"] != "1" {
+		return &layerFailure{LayerNamespaces, fmt.Sprintf("%s network interfaces visible, want only lo", f["ifaces"])}
 	}
-	if fields["nnp"] != "1" {
-		return fmt.Errorf("probe: no_new_privs not set")
+	if f["nnp"] != "1" {
+		return fmt.Errorf("probe: no_new_privs not set (%q)", f["nnp"])
 	}
-	if fields["wd"] != box.dir {
-		return fmt.Errorf("probe: working dir %q, want %q", fields["wd"], box.dir)
+	if r.seccomp && (f["seccomp"] != "2" || f["inet"] != "operation_not_permitted") {
+		return &layerFailure{LayerSeccomp, fmt.Sprintf("filter not in force (seccomp mode %s, AF_INET socket: %s)", f["seccomp"], f["inet"])}
+	}
+	if r.landlockABI > 0 && f["landlock"] != "1" {
+		return &layerFailure{LayerLandlock, "domain not in force (/ is listable)"}
+	}
+	if r.useView && f["view"] != "hides-host" {
+		return &layerFailure{LayerFilesystem, "view leaks the host: " + f["view"]}
+	}
+	if r.cg != nil && !strings.Contains(f["cgroup"], cgroupParent+"/"+r.instance+"/run-") {
+		return &layerFailure{LayerCgroups, fmt.Sprintf("run not in its cgroup (%s)", f["cgroup"])}
+	}
+	if f["wd"] != box.dir {
+		return fmt.Errorf("probe: working dir %q, want %q", f["wd"], box.dir)
 	}
 	return nil
 }
@@ -207,10 +490,11 @@ func (r *Runner) probe() error {
 // Box is one scratch directory with an exclusive sandbox identity. Runs in a
 // box share its files; run one command at a time. Close removes it.
 type Box struct {
-	r    *Runner
-	dir  string
-	uid  uint32
-	root *os.Root
+	r       *Runner
+	dir     string
+	uid     uint32
+	root    *os.Root
+	mounted bool
 
 	mu     sync.Mutex
 	closed bool
@@ -238,11 +522,25 @@ func (r *Runner) newBox(uid uint32) (*Box, error) {
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(r.cfg.ScratchRoot, "box-"+hex.EncodeToString(rnd[:]))
+	dir := filepath.Join(r.instDir, "box-"+hex.EncodeToString(rnd[:]))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if r.root {
+	b := &Box{r: r, dir: dir, uid: uid}
+	if r.scratchTmpfs {
+		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d", uid, uid)
+		if r.cfg.ScratchSize != NoLimit {
+			opts += fmt.Sprintf(",size=%d", r.cfg.ScratchSize)
+		}
+		if r.cfg.ScratchInodes != NoLimit {
+			opts += fmt.Sprintf(",nr_inodes=%d", r.cfg.ScratchInodes)
+		}
+		if err := unix.Mount("kiln-box", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			_ = os.Remove(dir)
+			return nil, fmt.Errorf("mount scratch: %w", err)
+		}
+		b.mounted = true
+	} else if r.root {
 		if err := os.Chown(dir, int(uid), int(uid)); err != nil {
 			_ = os.Remove(dir)
 			return nil, err
@@ -250,11 +548,25 @@ func (r *Runner) newBox(uid uint32) (*Box, error) {
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		_ = os.Remove(dir)
+		b.removeDir()
 		return nil, err
 	}
-	return &Box{r: r, dir: dir, uid: uid, root: root}, nil
+	b.root = root
+	return b, nil
 }
+
+func (b *Box) removeDir() error {
+	if b.mounted {
+		if err := unix.Unmount(b.dir, unix.MNT_DETACH); err != nil {
+			return fmt.Errorf("unmount scratch: %w", err)
+		}
+		b.mounted = false
+	}
+	return os.RemoveAll(b.dir)
+}
+
+// UID is the uid (and gid) the box's runs have.
+func (b *Box) UID() uint32 { return b.uid }
 
 // Dir is the box's scratch directory (the working directory of its runs).
 func (b *Box) Dir() string { return b.dir }
@@ -269,7 +581,7 @@ func (b *Box) Close() error {
 	}
 	b.closed = true
 	_ = b.root.Close()
-	err := os.RemoveAll(b.dir)
+	err := b.removeDir()
 	b.r.uids <- b.uid
 	if err != nil {
 		return fmt.Errorf("close box: %w", err)
@@ -375,15 +687,44 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	if err := spec.Limits.validate(); err != nil {
 		return Result{}, fmt.Errorf("sandbox run: %w", err)
 	}
-	lim := spec.Limits.WithDefaults(b.r.cfg.Defaults)
-	env := append([]string{"PATH=" + b.r.cfg.Path, "TMPDIR=" + b.dir, "LC_ALL=C"}, spec.Env...)
+	r := b.r
+	lim := spec.Limits.WithDefaults(r.cfg.Defaults)
+	// No environment is inherited: only these and Spec.Env.
+	env := append([]string{"PATH=" + r.cfg.Path, "HOME=" + b.dir, "TMPDIR=" + b.dir, "LC_ALL=C"}, spec.Env...)
 	is := initSpec{
-		Argv:       spec.Argv,
-		Env:        env,
-		Rlimits:    b.r.rlimits(lim),
-		NoNewPrivs: true,
-		Subreaper:  b.r.cloneflags&syscall.CLONE_NEWPID == 0,
-		Probe:      probe,
+		Argv:      spec.Argv,
+		Env:       env,
+		Dir:       b.dir,
+		Rlimits:   r.rlimits(lim),
+		Subreaper: r.cloneflags&syscall.CLONE_NEWPID == 0,
+		Probe:     probe,
+		TargetUID: -1,
+		InitUID:   -1,
+		Seccomp:   r.seccomp,
+	}
+	if r.root {
+		is.TargetUID = int(b.uid)
+	}
+	if r.dropInit {
+		is.InitUID = int(r.initUID)
+	}
+	devs := append([]string(nil), viewDevices...)
+	if r.useView {
+		is.View, devs = r.buildView(b, spec.GPU)
+		is.DropCaps = r.userns
+	} else if spec.GPU {
+		devs = append(devs, gpuDevices()...)
+	}
+	is.Landlock = r.viewLandlock(b, devs, r.useView)
+	var rc *runCgroup
+	if r.cg != nil {
+		var err error
+		rc, err = r.cg.create(fmt.Sprintf("run-%d", r.runSeq.Add(1)), lim)
+		if err != nil {
+			return Result{}, fmt.Errorf("sandbox run: %w", err)
+		}
+		defer rc.destroy()
+		is.Cgroups = rc.procsFiles()
 	}
 	isJSON, err := json.Marshal(is)
 	if err != nil {
@@ -394,6 +735,13 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 		return Result{}, fmt.Errorf("sandbox run: %w", err)
 	}
 	defer repR.Close()
+	// The lifeline's write end stays here until the run is over.
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		repW.Close()
+		return Result{}, fmt.Errorf("sandbox run: %w", err)
+	}
+	defer lifeW.Close()
 
 	var killOnce sync.Once
 	var killReason KillReason
@@ -427,10 +775,10 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 		Dir:        b.dir,
 		Stdout:     stdout,
 		Stderr:     stderr,
-		ExtraFiles: []*os.File{repW},
+		ExtraFiles: []*os.File{repW, lifeR},
 		WaitDelay:  time.Second,
 		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: b.r.cloneflags,
+			Cloneflags: r.cloneflags,
 			Setpgid:    true,
 			Pdeathsig:  syscall.SIGKILL,
 		},
@@ -438,21 +786,25 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	if len(spec.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
-	if b.r.root {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: b.uid, Gid: b.uid, Groups: []uint32{}}
-	}
-	if b.r.userns {
+	if r.userns {
 		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		if r.useView {
+			// Stage 1 keeps CAP_SYS_ADMIN (of its user namespace) across
+			// exec to build the view, then drops it.
+			cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		}
 	}
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		repW.Close()
+		lifeR.Close()
 		close(started)
-		return Result{}, fmt.Errorf("sandbox start: %w", err)
+		return Result{}, fmt.Errorf("%w: %w", errStart, err)
 	}
 	repW.Close()
+	lifeR.Close()
 	close(started)
 	repCh := make(chan []byte, 1)
 	go func() {
@@ -480,12 +832,17 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	}
 	wall := time.Since(start)
 	killOnce.Do(func() {}) // no kill from now on; killReason is stable
-	if b.r.cloneflags&syscall.CLONE_NEWPID == 0 {
+	if r.cloneflags&syscall.CLONE_NEWPID == 0 {
 		// Belt without a pid namespace: nothing of this group may outlive
 		// the run (the group id stays reserved while members live).
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	repData := <-repCh
+	oomKills := 0
+	if rc != nil {
+		oomKills = rc.oomKills()
+		rc.destroy() // kills anything left (no pid namespace), frees the cgroups
+	}
 
 	res := Result{
 		ExitCode:        -1,
@@ -510,8 +867,11 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	if haveReport {
 		switch {
 		case rep.InitError != "":
-			return res, fmt.Errorf("sandbox init: %s", rep.InitError)
+			return res, &trampolineError{"sandbox init: ", rep.InitError}
 		case rep.ExecError != "":
+			if _, _, isLayer := failedLayer(rep.ExecError); isLayer {
+				return res, &trampolineError{"sandbox init: ", rep.ExecError}
+			}
 			return res, fmt.Errorf("%w: %s", ErrExec, rep.ExecError)
 		case rep.Exited:
 			res.ExitCode = rep.Code
@@ -530,6 +890,8 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 			}
 			stderrTail := clip(string(res.Stderr), 300)
 			return res, fmt.Errorf("sandbox init died without a report (%v): %s", waitErr, stderrTail)
+		case oomKills > 0 && res.Signal == syscall.SIGKILL:
+			res.Killed = KillMemory
 		case res.Signal == syscall.SIGXCPU,
 			res.Signal == syscall.SIGKILL && lim.CPU > 0 && res.CPU >= lim.CPU:
 			res.Killed = KillCPU
@@ -540,10 +902,18 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	if res.Killed == KillCanceled {
 		return res, fmt.Errorf("sandbox run: %w", context.Cause(ctx))
 	}
-	b.r.log.Debug("sandbox run", "argv0", spec.Argv0(), "outcome", res.Outcome(), "desc", res.Describe(),
+	r.log.Debug("sandbox run", "argv0", spec.Argv0(), "outcome", res.Outcome(), "desc", res.Describe(),
 		"wall", res.Wall, "cpu", res.CPU)
 	return res, nil
 }
+
+// trampolineError is a failure of the trampoline itself (not of the
+// target): a layer that could not be applied, a setup fault.
+type trampolineError struct {
+	prefix, msg string
+}
+
+func (e *trampolineError) Error() string { return e.prefix + e.msg }
 
 // Argv0 is the command name, for logs.
 func (s Spec) Argv0() string {

@@ -49,12 +49,44 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "build helpers:", err)
 		return 1
 	}
-	testRunner, err = New(Config{ScratchRoot: testRoot, UIDBase: 2_100_000_000})
+	testRunner, err = New(testConfig(2_100_000_000))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "new runner:", err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	if err := testRunner.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "close runner:", err)
+		return 1
+	}
+	if code == 0 {
+		if left := leftovers(); left != "" {
+			fmt.Fprintln(os.Stderr, "left behind:", left)
+			return 1
+		}
+	}
+	return code
+}
+
+// testConfig is the tests' runner config: helper binaries visible
+// read-only, a small scratch.
+func testConfig(uidBase uint32) Config {
+	return Config{ScratchRoot: testRoot, UIDBase: uidBase, ReadOnlyPaths: []string{testBins},
+		ScratchSize: 32 << 20, ScratchInodes: 2000}
+}
+
+// leftovers reports mounts and cgroups of the test runners still there.
+func leftovers() string {
+	var out []string
+	for _, m := range mountPoints() {
+		if within(testRoot, m) {
+			out = append(out, "mount "+m)
+		}
+	}
+	if ents, _ := os.ReadDir(testRoot); len(ents) > 0 {
+		out = append(out, fmt.Sprintf("%d scratch dirs", len(ents)))
+	}
+	return strings.Join(out, ", ")
 }
 
 // helperSources are small C programs the tests run in boxes.
@@ -179,8 +211,19 @@ func TestCapabilities(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("layers differ when not root")
 	}
-	if !c.UIDDrop || c.Network || c.TreeKill != "pid-namespace" || !c.NoNewPrivs {
+	if !c.UIDDrop || c.Network || c.TreeKill != "pid-namespace" || !c.NoNewPrivs || c.Policy != "strict" {
 		t.Fatalf("capabilities: %+v", c)
+	}
+	if len(c.Layers) != len(Layers()) {
+		t.Errorf("layers %v", c.Layers)
+	}
+	for _, l := range c.Layers {
+		if !l.Active || l.Detail == "" {
+			t.Errorf("layer %s: active=%v %q", l.Layer, l.Active, l.Detail)
+		}
+	}
+	if !strings.Contains(c.String(), "policy=strict") {
+		t.Errorf("String() = %s", c.String())
 	}
 	for _, ns := range []string{"pid", "net", "ipc", "uts", "mount"} {
 		if !strings.Contains(strings.Join(c.Namespaces, ","), ns) {
@@ -208,7 +251,7 @@ func TestRunBasics(t *testing.T) {
 		{"exit code", Spec{Argv: []string{"sh", "-c", "echo oops >&2; exit 3"}}, 3, "", "oops"},
 		{"stdin", Spec{Argv: []string{"cat"}, Stdin: []byte("in\n")}, 0, "in\n", ""},
 		{"env is minimal", Spec{Argv: []string{"sh", "-c", "env | sort | tr '\\n' ' '"}, Env: []string{"X=1"}},
-			0, "LC_ALL=C PATH=/usr/local/bin:/usr/bin:/bin PWD=" + b.Dir() + " TMPDIR=" + b.Dir() + " X=1 ", ""},
+			0, "HOME=" + b.Dir() + " LC_ALL=C PATH=/usr/local/bin:/usr/bin:/bin PWD=" + b.Dir() + " TMPDIR=" + b.Dir() + " X=1 ", ""},
 		{"uid", Spec{Argv: []string{"sh", "-c", "id -u; pwd; hostname"}}, 0, "", ""},
 	}
 	for _, tt := range tests {
@@ -533,10 +576,13 @@ func TestBoxesAreSeparate(t *testing.T) {
 
 func TestOpenWaitsForFreeBox(t *testing.T) {
 	t.Parallel()
-	r, err := New(Config{ScratchRoot: testRoot, UIDBase: 2_100_100_000, MaxBoxes: 1})
+	cfg := testConfig(2_100_100_000)
+	cfg.MaxBoxes = 1
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
 	b, err := r.Open(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -577,32 +623,29 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// BenchmarkRunTrue measures the fixed cost of one sandboxed run.
-func BenchmarkRunTrue(b *testing.B) {
-	box, err := testRunner.Open(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer box.Close()
-	for b.Loop() {
-		res, err := box.Run(context.Background(), Spec{Argv: []string{"true"}})
-		if err != nil || !res.OK() {
-			b.Fatal(err, res.Describe())
-		}
-	}
-}
-
 // TestWithoutNamespaces exercises the fallback: subreaper instead of a pid
 // namespace, no network isolation.
 func TestWithoutNamespaces(t *testing.T) {
 	t.Parallel()
-	r, err := New(Config{ScratchRoot: testRoot, UIDBase: 2_100_110_000, MaxBoxes: 4, DisableNamespaces: true})
+	cfg := testConfig(2_100_110_000)
+	cfg.MaxBoxes = 4
+	cfg.DisableNamespaces = true
+	if _, err := New(cfg); err == nil {
+		t.Fatal("DisableNamespaces without lowering the policy was accepted")
+	}
+	cfg.AllowMissing = []Layer{LayerNamespaces, LayerFilesystem}
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
 	c := r.Capabilities()
-	if len(c.Namespaces) != 0 || !c.Network || c.TreeKill != "subreaper+pgid" {
+	if len(c.Namespaces) != 0 || !c.Network || c.TreeKill != "subreaper+cgroup" ||
+		c.Policy != "lowered(without namespaces,filesystem)" {
 		t.Fatalf("capabilities %+v", c)
+	}
+	if c.Layer(LayerNamespaces).Active || c.Layer(LayerFilesystem).Active || !c.Layer(LayerLandlock).Active {
+		t.Fatalf("layers %+v", c.Layers)
 	}
 	b, err := r.Open(context.Background())
 	if err != nil {
@@ -618,9 +661,17 @@ func TestWithoutNamespaces(t *testing.T) {
 		{"orphans after exit", Spec{Argv: []string{"sh", "-c", `setsid sh -c 'sleep 60' & (sleep 60 &); sleep 0.2`}}, KillNone},
 		{"timeout", Spec{Argv: []string{"sh", "-c", "sleep 60 & sleep 60"}, Limits: Limits{Wall: 300 * time.Millisecond}}, KillTimeout},
 		{"cpu", Spec{Argv: []string{"sh", "-c", "while :; do :; done"}, Limits: Limits{CPU: time.Second}}, KillCPU},
+		// Without the view, Landlock still limits reads to the system paths.
+		{"landlock hides /etc/passwd", Spec{Argv: []string{"sh", "-c", "cat /etc/passwd && exit 0; exit 7"}}, KillNone},
 	}
 	for _, tt := range tests {
 		res := run(t, b, tt.spec)
+		if strings.HasPrefix(tt.name, "landlock") {
+			if res.ExitCode != 7 || len(res.Stdout) > 0 {
+				t.Errorf("%s: %s, stdout %q", tt.name, res.Describe(), clip(string(res.Stdout), 100))
+			}
+			continue
+		}
 		if res.Killed != tt.killed || (tt.killed == KillNone && !res.OK()) {
 			t.Errorf("%s: %s", tt.name, res.Describe())
 		}

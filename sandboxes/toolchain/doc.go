@@ -21,10 +21,10 @@
 //	gcc        host         gcc -o p p.c
 //	as, ld     host         as --64 p.s; ld p.o
 //	clang      host         clang -c p.c
-//	nvcc       sm_86 sm_90  nvcc -cubin -arch=sm_XX k.cu
-//	           host         nvcc -arch=sm_86 -o p p.cu (a full executable)
+//	nvcc       host sm_86 sm_90  one executable with -gencode for sm_86 and sm_90
+//	                        (on failure, nvcc -cubin -arch=sm_XX per target)
 //	           hip-nvidia   nvcc -x cu -D__HIP_PLATFORM_NVIDIA__ -c h.hip
-//	cuobjdump  sm_86 sm_90  cuobjdump -sass of the probe cubin names the kernel
+//	cuobjdump  sm_86 sm_90  cuobjdump -sass of the probe's fatbin names the kernel
 //	hipcc      gfx1030      HIP_PLATFORM=amd hipcc --offload-arch=gfx1030 --cuda-device-only -S
 //	           gfx1100      the same with --rocm-device-lib-path=<derived dir>
 //	           host         --cuda-host-only -S

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -21,7 +22,7 @@ import (
 
 // probeVersion changes whenever the probe programs or commands change, so
 // cached results of older probes are ignored.
-const probeVersion = "probe-v1"
+const probeVersion = "probe-v2"
 
 // detector carries one Detect call's settings.
 type detector struct {
@@ -248,35 +249,49 @@ func (d *detector) jobs(r *Registry) []probeJob {
 		_, err := d.exec(ctx, dir, nil, to, path(Clang), "-c", "-o", "p.o", "p.c")
 		return one(Clang, TargetHost, err)
 	}})
-	for _, sm := range []string{TargetSM86, TargetSM90} {
-		jobs = append(jobs, probeJob{name: "nvcc " + sm, needs: []string{NVCC}, run: func(ctx context.Context, dir string) []probeResult {
-			if err := write(dir, "k.cu", probeKernel); err != nil {
-				return one(NVCC, sm, err)
-			}
-			_, err := d.exec(ctx, dir, nil, to, path(NVCC), "-cubin", "-arch="+sm, "-o", "k.cubin", "k.cu")
-			out := one(NVCC, sm, err)
+	// nvcc: one executable for both SASS targets (its cubins then go
+	// through cuobjdump); only when that fails, one cubin per target tells
+	// which target is broken.
+	jobs = append(jobs, probeJob{name: "nvcc", needs: []string{NVCC}, run: func(ctx context.Context, dir string) []probeResult {
+		if err := write(dir, "p.cu", probeCUDA); err != nil {
+			return one(NVCC, TargetHost, err)
+		}
+		_, err := d.exec(ctx, dir, nil, to, path(NVCC), "--keep", "-gencode", "arch=compute_86,code=sm_86",
+			"-gencode", "arch=compute_90,code=sm_90", "-o", "p", "p.cu")
+		if err == nil {
+			out := []probeResult{{NVCC, TargetHost, nil}, {NVCC, TargetSM86, nil}, {NVCC, TargetSM90, nil}}
 			if r.tools[CUObjdump].Found() {
-				var cerr error
-				if err != nil {
-					cerr = fmt.Errorf("nvcc failed, cuobjdump not probed")
-				} else {
+				sass, cerr := d.exec(ctx, dir, nil, to, path(CUObjdump), "-sass", "p.fatbin")
+				for _, sm := range []string{TargetSM86, TargetSM90} {
+					e := cerr
+					if e == nil && !sassHasKernel(sass, sm, "kiln_probe") {
+						e = fmt.Errorf("cuobjdump -sass does not show kiln_probe for %s", sm)
+					}
+					out = append(out, probeResult{CUObjdump, sm, e})
+				}
+			}
+			return out
+		}
+		out := one(NVCC, TargetHost, err)
+		if err := write(dir, "k.cu", probeKernel); err != nil {
+			return append(out, probeResult{NVCC, TargetSM86, err}, probeResult{NVCC, TargetSM90, err})
+		}
+		for _, sm := range []string{TargetSM86, TargetSM90} {
+			_, err := d.exec(ctx, dir, nil, to, path(NVCC), "-cubin", "-arch="+sm, "-o", "k_"+sm+".cubin", "k.cu")
+			out = append(out, probeResult{NVCC, sm, err})
+			if r.tools[CUObjdump].Found() {
+				cerr := errors.New("nvcc failed, cuobjdump not probed")
+				if err == nil {
 					var sass string
-					sass, cerr = d.exec(ctx, dir, nil, to, path(CUObjdump), "-sass", "k.cubin")
-					if cerr == nil && (!strings.Contains(sass, "kiln_probe") || !strings.Contains(sass, "code for "+sm)) {
+					sass, cerr = d.exec(ctx, dir, nil, to, path(CUObjdump), "-sass", "k_"+sm+".cubin")
+					if cerr == nil && !sassHasKernel(sass, sm, "kiln_probe") {
 						cerr = fmt.Errorf("cuobjdump -sass does not show kiln_probe for %s", sm)
 					}
 				}
 				out = append(out, probeResult{CUObjdump, sm, cerr})
 			}
-			return out
-		}})
-	}
-	jobs = append(jobs, probeJob{name: "nvcc host", needs: []string{NVCC}, run: func(ctx context.Context, dir string) []probeResult {
-		if err := write(dir, "p.cu", probeCUDA); err != nil {
-			return one(NVCC, TargetHost, err)
 		}
-		_, err := d.exec(ctx, dir, nil, to, path(NVCC), "-arch=sm_86", "-o", "p", "p.cu")
-		return one(NVCC, TargetHost, err)
+		return out
 	}})
 	jobs = append(jobs, probeJob{name: "nvcc hip", needs: []string{NVCC}, run: func(ctx context.Context, dir string) []probeResult {
 		if err := write(dir, "h.hip", probeHIP); err != nil {
@@ -319,6 +334,26 @@ func (d *detector) jobs(r *Registry) []probeJob {
 		}})
 	}
 	return jobs
+}
+
+// sassHasKernel reports whether cuobjdump output has a "code for sm"
+// section naming kernel.
+func sassHasKernel(sass, sm, kernel string) bool {
+	_, rest, ok := strings.Cut(sass, "code for "+sm)
+	if !ok {
+		return false
+	}
+	for ok {
+		section := rest
+		if i := strings.Index(rest, "code for "); i >= 0 {
+			section = rest[:i]
+		}
+		if strings.Contains(section, "Function : "+kernel) {
+			return true
+		}
+		_, rest, ok = strings.Cut(rest, "code for "+sm)
+	}
+	return false
 }
 
 // expectIn checks that file name in dir contains every want.

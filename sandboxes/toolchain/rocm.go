@@ -119,10 +119,13 @@ func linkOrCopy(src, dst string) error {
 	if cur, err := os.Readlink(dst); err == nil && cur == src {
 		return nil
 	}
-	tmp := dst + ".tmp-link"
-	_ = os.Remove(tmp)
+	tmp := fmt.Sprintf("%s.tmp-%d-%d", dst, os.Getpid(), time.Now().UnixNano())
 	if err := os.Symlink(src, tmp); err == nil {
-		return os.Rename(tmp, dst)
+		if err := os.Rename(tmp, dst); err != nil {
+			_ = os.Remove(tmp)
+			return err
+		}
+		return nil
 	}
 	b, err := os.ReadFile(src)
 	if err != nil {

@@ -27,7 +27,10 @@ const (
 	KindMacro     Kind = "macro"     // predefined or header macro
 	KindIntrinsic Kind = "intrinsic" // device intrinsic
 	KindDriver    Kind = "driver"    // driver API (cu*, CU*)
-	KindLibrary   Kind = "library"   // library API (cuRAND -> hipRAND)
+	KindLibrary   Kind = "library"   // library API (cuRAND -> hipRAND, cuComplex)
+	// KindMember renames a struct member: only after . or -> (a
+	// cudaDeviceProp field whose hipDeviceProp_t name differs).
+	KindMember Kind = "member"
 )
 
 // Other kinds.
@@ -40,6 +43,17 @@ const (
 	// KindUnsupported marks identifiers (or globs) with no HIP counterpart:
 	// every use is an Issue.
 	KindUnsupported Kind = "unsupported"
+	// KindUnsupportedMember marks a member that is an Issue after . or ->
+	// (a cudaDeviceProp field hipDeviceProp_t lacks); elsewhere the name is
+	// left alone.
+	KindUnsupportedMember Kind = "unsupported-member"
+	// KindUnsupportedCG marks a cooperative-groups function that is an Issue
+	// when called after . -> or :: in a file that names the
+	// cooperative_groups namespace (tile.ballot(), cg::this_thread()).
+	KindUnsupportedCG Kind = "unsupported-cg"
+	// KindUnsupportedScope marks a namespace that is an Issue where :: follows
+	// it (cuda::std, thrust::).
+	KindUnsupportedScope Kind = "unsupported-scope"
 	// KindUnsupportedTemplate marks an identifier that is an Issue only
 	// where a template argument list follows it (texture<float, 1> tex).
 	KindUnsupportedTemplate Kind = "unsupported-template"
@@ -54,7 +68,7 @@ const (
 
 func (k Kind) renames() bool {
 	switch k {
-	case KindAPI, KindType, KindEnum, KindMacro, KindIntrinsic, KindDriver, KindLibrary:
+	case KindAPI, KindType, KindEnum, KindMacro, KindIntrinsic, KindDriver, KindLibrary, KindMember:
 		return true
 	}
 	return false
@@ -62,7 +76,8 @@ func (k Kind) renames() bool {
 
 func (k Kind) valid() bool {
 	switch k {
-	case KindHeader, KindUnsupportedHeader, KindUnsupported, KindUnsupportedTemplate, KindDefined, KindKeep:
+	case KindHeader, KindUnsupportedHeader, KindUnsupported, KindUnsupportedMember, KindUnsupportedCG,
+		KindUnsupportedScope, KindUnsupportedTemplate, KindDefined, KindKeep:
 		return true
 	}
 	return k.renames()
@@ -298,9 +313,12 @@ func validGlobIdent(s string) bool {
 //
 //	header              CUDA-PATH  HIP-PATH
 //	unsupported-header  PATH-OR-GLOB  REASON...
-//	api|type|enum|macro|intrinsic|driver|library  CUDA  HIP  [drop=N] [wrap=N:FUNC]
+//	api|type|enum|macro|intrinsic|driver|library|member  CUDA  HIP  [drop=N|wrap=N:FUNC]
 //	defined             CUDA  HIP
 //	unsupported         NAME-OR-GLOB  REASON...
+//	unsupported-member  NAME  REASON...
+//	unsupported-cg      NAME  REASON...
+//	unsupported-scope   NAME  REASON...
 //	unsupported-template NAME  REASON...
 //	keep                NAME-OR-GLOB
 func parseTable(r io.Reader) ([]Entry, error) {
@@ -380,7 +398,8 @@ func parseEntry(line string) (Entry, error) {
 			break
 		}
 		e.Reason, err = reason()
-	case e.Kind == KindUnsupportedTemplate:
+	case e.Kind == KindUnsupportedTemplate || e.Kind == KindUnsupportedMember ||
+		e.Kind == KindUnsupportedCG || e.Kind == KindUnsupportedScope:
 		if !validIdent(e.CUDA) {
 			return e, fmt.Errorf("%q is not an identifier", e.CUDA)
 		}
@@ -393,19 +412,23 @@ func parseEntry(line string) (Entry, error) {
 			return e, fmt.Errorf("%s %s: missing or bad HIP identifier", e.Kind, e.CUDA)
 		}
 		e.HIP = rest[0]
-		for _, a := range rest[1:] {
-			if e.Kind == KindDefined {
-				return e, fmt.Errorf("defined takes no actions")
-			}
-			act, err := parseAction(a)
-			if err != nil {
-				return e, err
-			}
-			e.Actions = append(e.Actions, act)
+		if len(rest) == 1 {
+			break
 		}
-		if len(e.Actions) > 1 {
+		if e.Kind == KindDefined {
+			return e, fmt.Errorf("defined takes no actions")
+		}
+		// One action: the rest of the line, so that a wrap function may
+		// hold blanks (reinterpret_cast<const void*>).
+		act := strings.Join(rest[1:], " ")
+		if strings.Contains(act, "=") && strings.Count(act, "=") > 1 {
 			return e, fmt.Errorf("at most one action per entry")
 		}
+		a, err := parseAction(act)
+		if err != nil {
+			return e, err
+		}
+		e.Actions = []Action{a}
 	}
 	return e, err
 }

@@ -136,9 +136,9 @@ int main() {
     const double drift = fabs(e1 - e0) / fabs(e0);
 
     printf("particles=%d steps=%d dt=%.3f\n", NUM_PARTICLES, STEPS, DT);
-    printf("initial energy=%.2f kinetic=%.3f\n", e0, ke0);
-    printf("final energy=%.2f kinetic=%.2f\n", e1, ke1);
-    printf("particle 0 at (%.3f, %.3f, %.3f)\n", hPos[0].x, hPos[0].y, hPos[0].z);
+    printf("initial energy=%.1f kinetic=%.3f\n", e0, ke0);
+    printf("final energy=%.1f kinetic=%.1f\n", e1, ke1);
+    printf("particle 0 at (%.2f, %.2f, %.2f)\n", hPos[0].x, hPos[0].y, hPos[0].z);
     printf("relative energy drift < 1e-3: %s\n", drift < 1e-3 ? "yes" : "no");
 
     cudaFree(dPos);

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kiln-dev/kiln/prompts"
+)
+
+// TestVerifyCorpus runs "kiln verify c2x86" on every corpus function: gcc's
+// own -O0 and -O2 assembly must pass (exit 0), the same assembly made to
+// return at once with garbage must fail (exit 1) as wrong output or a crash,
+// and text that is not assembly must fail as an assemble error.
+func TestVerifyCorpus(t *testing.T) {
+	items, err := prompts.LoadBuiltinCorpus("c2x86")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if testing.Short() {
+		var few []prompts.CorpusItem
+		for i := 0; i < len(items); i += 10 {
+			few = append(few, items[i])
+		}
+		items = few
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	verify := func(t *testing.T, it prompts.CorpusItem, asm string) (int, verdictOut) {
+		t.Helper()
+		d := filepath.Join(dir, it.ID)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fn, drv, cand := filepath.Join(d, "function.c"), filepath.Join(d, "driver.c"), filepath.Join(d, "cand.s")
+		for p, body := range map[string]string{fn: it.Files["function.c"], drv: it.Files["driver.c"], cand: asm} {
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name := range it.Files {
+			if strings.HasSuffix(name, ".h") {
+				t.Fatalf("%s has a header file; kiln verify takes none", it.ID)
+			}
+		}
+		code, out, errs := runKiln(t, ctx, "verify", "c2x86", "--data", data, "--function", fn, "--driver", drv, "--candidate", cand, "--json")
+		var v verdictOut
+		if code != 2 {
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("verify output is not a verdict: %v\n%s\n%s", err, out, errs)
+			}
+		} else {
+			t.Fatalf("verify: bad input: %s", errs)
+		}
+		return code, v
+	}
+	// One kiln verify per call, so one sandbox runner at a time: the items
+	// run one after another; each verify's stages run in the sandbox.
+	for _, it := range items {
+		t.Run(it.ID, func(t *testing.T) {
+			for _, opt := range []string{"-O0", "-O2"} {
+				if code, v := verify(t, it, gccAsm(t, it, opt)); code != 0 || !v.Pass {
+					t.Errorf("gcc %s assembly: exit %d, verdict %+v", opt, code, v)
+				}
+			}
+			code, v := verify(t, it, mutate(t, gccAsm(t, it, "-O0"), it.Function))
+			if code != 1 || v.Pass || (v.Class != "wrong_output" && v.Class != "crash") {
+				t.Errorf("mutated assembly: exit %d, verdict %+v", code, v)
+			}
+		})
+	}
+	it := items[0]
+	if code, v := verify(t, it, it.Function+":\n\tnot an instruction\n"); code != 1 || v.Class != "assemble_error" {
+		t.Errorf("garbage: exit %d, verdict %+v", code, v)
+	}
+	// Bad input: a missing file is exit 2.
+	if code, _, errs := runKiln(t, ctx, "verify", "c2x86", "--function", "/nonexistent.c", "--driver", "x", "--candidate", "y"); code != 2 || !strings.Contains(errs, "nonexistent") {
+		t.Errorf("missing file: exit %d, %s", code, errs)
+	}
+}

@@ -1,0 +1,374 @@
+package refinement
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/kiln-dev/kiln/runs"
+)
+
+// The resynthesis prompt templates live here rather than in package
+// prompts (which the design gives "repair and resynthesis prompts"): they
+// are rendered from refinement's own types (examples with fine labels),
+// and prompts was being reworked when they were written. Moving them is a
+// file move plus a different fs.FS passed to NewPromptBook.
+//
+//go:embed data
+var dataFS embed.FS
+
+// ErrNoSynthLane means there are no resynthesis templates for a lane.
+var ErrNoSynthLane = errors.New("refinement: no resynthesis templates for lane")
+
+// DefaultK is how many new tasks a resynthesis prompt asks for: the seed
+// paper's "ten times more similar samples".
+const DefaultK = 10
+
+// Example is one failing task shown to the synthesiser.
+type Example struct {
+	TaskKey string `json:"task_key"`
+	// Files are the task's source files the lane shows (c2x86: function.c
+	// and driver.c), each shortened to ExampleOptions.MaxSourceChars.
+	Files map[string]string `json:"files,omitempty"`
+	// Prompt is the task's prompt, for prompt-only lanes (shortened).
+	Prompt string `json:"prompt,omitempty"`
+	// Answer is the model's wrong answer, shortened.
+	Answer string `json:"answer,omitempty"`
+	Class  string `json:"class,omitempty"`
+	// Label is the fine failure label and LabelDoc what it means.
+	Label    string `json:"label,omitempty"`
+	LabelDoc string `json:"label_doc,omitempty"`
+	// Diagnostic is the verifier's diagnosis, shortened.
+	Diagnostic string `json:"diagnostic,omitempty"`
+}
+
+// ExampleOptions bound ExamplesFor.
+type ExampleOptions struct {
+	// Max is the number of examples (default 3).
+	Max int
+	// MaxAnswerChars, MaxSourceChars and MaxDiagnosticChars shorten the
+	// texts (defaults 3000, 4000, 1500).
+	MaxAnswerChars, MaxSourceChars, MaxDiagnosticChars int
+	// Taxonomy labels the failures (nil: the built-in tables).
+	Taxonomy *Taxonomy
+	// Featurizer decides feature membership for categories that are
+	// features rather than task categories (nil: the built-in tables).
+	Featurizer *Featurizer
+}
+
+func (o ExampleOptions) withDefaults() ExampleOptions {
+	if o.Max <= 0 {
+		o.Max = 3
+	}
+	if o.MaxAnswerChars <= 0 {
+		o.MaxAnswerChars = 3000
+	}
+	if o.MaxSourceChars <= 0 {
+		o.MaxSourceChars = 4000
+	}
+	if o.MaxDiagnosticChars <= 0 {
+		o.MaxDiagnosticChars = 1500
+	}
+	if o.Taxonomy == nil {
+		o.Taxonomy = DefaultTaxonomy()
+	}
+	if o.Featurizer == nil {
+		o.Featurizer = DefaultFeaturizer()
+	}
+	return o
+}
+
+// ExamplesFor picks failing results of category (a task category or a
+// construct feature) to show the synthesiser: model and internal errors
+// are skipped (they say nothing about the task), and the picks go round
+// robin over fine labels (sorted) so that different failure kinds are
+// shown, each label's results in task-key order. Deterministic.
+func ExamplesFor(results []runs.Result, category string, opt ExampleOptions) []Example {
+	opt = opt.withDefaults()
+	byLabel := map[string][]runs.Result{}
+	labels := map[string]Label{}
+	for _, r := range results {
+		if r.Verdict.Pass || r.Verdict.Class == ClassModelError || r.Verdict.Class == ClassInternal {
+			continue
+		}
+		if !hasString(r.Task.Categories, category) && !hasString(opt.Featurizer.FeaturesOf(r), category) {
+			continue
+		}
+		l := opt.Taxonomy.ClassifyResult(r)
+		byLabel[l.Key()] = append(byLabel[l.Key()], r)
+		labels[r.Task.ID+"\x00"+r.Task.Key] = l
+	}
+	keys := make([]string, 0, len(byLabel))
+	for k, rs := range byLabel {
+		keys = append(keys, k)
+		sort.SliceStable(rs, func(i, j int) bool {
+			if rs[i].Task.Key != rs[j].Task.Key {
+				return rs[i].Task.Key < rs[j].Task.Key
+			}
+			return rs[i].Task.ID < rs[j].Task.ID
+		})
+	}
+	sort.Strings(keys)
+	var out []Example
+	for depth := 0; len(out) < opt.Max; depth++ {
+		added := false
+		for _, k := range keys {
+			rs := byLabel[k]
+			if depth >= len(rs) || len(out) >= opt.Max {
+				continue
+			}
+			r := rs[depth]
+			l := labels[r.Task.ID+"\x00"+r.Task.Key]
+			out = append(out, makeExample(r, l, opt))
+			added = true
+		}
+		if !added {
+			break
+		}
+	}
+	return out
+}
+
+func makeExample(r runs.Result, l Label, opt ExampleOptions) Example {
+	e := Example{
+		TaskKey:    r.Task.Key,
+		Prompt:     shorten(r.Task.Prompt, opt.MaxSourceChars),
+		Answer:     shorten(r.Attempt.Answer, opt.MaxAnswerChars),
+		Class:      r.Verdict.Class,
+		Label:      l.Key(),
+		Diagnostic: shorten(r.Verdict.Diagnostic, opt.MaxDiagnosticChars),
+	}
+	doc := opt.Taxonomy.Labels(r.Task.Lane)
+	e.LabelDoc = doc[l.Name]
+	if l.Suspicion != "" {
+		e.LabelDoc = l.Suspicion
+	}
+	for name, src := range r.Task.Files {
+		if exampleFile(r.Task.Lane, name) {
+			if e.Files == nil {
+				e.Files = map[string]string{}
+			}
+			e.Files[name] = shorten(src, opt.MaxSourceChars)
+		}
+	}
+	if len(e.Files) > 0 && r.Task.Lane == LaneC2X86 {
+		e.Prompt = "" // the files say it all
+	}
+	return e
+}
+
+// exampleFile reports whether a task file is shown in an example.
+func exampleFile(lane, name string) bool {
+	switch lane {
+	case LaneC2X86:
+		return name == "function.c" || name == "driver.c" || strings.HasSuffix(name, ".h")
+	default:
+		return cudaSourceFile(name)
+	}
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// shorten cuts s to about n bytes at a line end and says how much was cut.
+func shorten(s string, n int) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if len(s) <= n {
+		return s
+	}
+	cut := s[:n]
+	if i := strings.LastIndexByte(cut, '\n'); i > n/2 {
+		cut = cut[:i]
+	}
+	for len(cut) > 0 && cut[len(cut)-1]&0xC0 == 0x80 {
+		cut = cut[:len(cut)-1]
+	}
+	return fmt.Sprintf("%s\n... (%d more characters)", cut, len(s)-len(cut))
+}
+
+// SynthRequest asks for new tasks of one category.
+type SynthRequest struct {
+	Lane     string
+	Category string
+	// Description says what the category means; "" takes the built-in
+	// description (data/categories.json, else the feature's doc).
+	Description string
+	// K is how many new tasks to ask for (DefaultK when <= 0).
+	K        int
+	Examples []Example
+	// Avoid lists names the new tasks must not use (existing functions).
+	Avoid []string
+}
+
+// SynthPrompt is a rendered resynthesis prompt.
+type SynthPrompt struct {
+	System string `json:"system"`
+	User   string `json:"user"`
+}
+
+// PromptBook holds the resynthesis templates and category descriptions.
+// It is immutable and safe for concurrent use.
+type PromptBook struct {
+	lanes        map[string]*template.Template
+	descriptions map[string]map[string]string
+	features     *Featurizer
+}
+
+// NewPromptBook loads templates from fsys: <lane>/synth_system.tmpl and
+// <lane>/synth_user.tmpl per lane, and an optional categories.json
+// ({"lane": {"category": "description"}}).
+func NewPromptBook(fsys fs.FS) (*PromptBook, error) {
+	b := &PromptBook{lanes: map[string]*template.Template{}, descriptions: map[string]map[string]string{}, features: DefaultFeaturizer()}
+	if raw, err := fs.ReadFile(fsys, "categories.json"); err == nil {
+		if err := json.Unmarshal(raw, &b.descriptions); err != nil {
+			return nil, fmt.Errorf("refinement prompts: categories.json: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("refinement prompts: %w", err)
+	}
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("refinement prompts: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		lane := e.Name()
+		t := template.New(lane).Funcs(templateFuncs()).Option("missingkey=error")
+		for _, name := range []string{"synth_system.tmpl", "synth_user.tmpl"} {
+			raw, err := fs.ReadFile(fsys, path.Join(lane, name))
+			if err != nil {
+				return nil, fmt.Errorf("refinement prompts: %w", err)
+			}
+			if _, err := t.New(name).Parse(string(raw)); err != nil {
+				return nil, fmt.Errorf("refinement prompts: %s/%s: %w", lane, name, err)
+			}
+		}
+		b.lanes[lane] = t
+	}
+	return b, nil
+}
+
+var builtinBook = sync.OnceValues(func() (*PromptBook, error) {
+	sub, err := fs.Sub(dataFS, "data")
+	if err != nil {
+		return nil, err
+	}
+	return NewPromptBook(sub)
+})
+
+// DefaultPromptBook returns the book of the embedded templates.
+func DefaultPromptBook() (*PromptBook, error) { return builtinBook() }
+
+// Lanes returns the lanes the book has templates for, sorted.
+func (b *PromptBook) Lanes() []string {
+	out := make([]string, 0, len(b.lanes))
+	for l := range b.lanes {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Description returns the built-in description of a category.
+func (b *PromptBook) Description(lane, category string) string {
+	if d := b.descriptions[lane][category]; d != "" {
+		return d
+	}
+	return b.features.FeatureNames(lane)[category]
+}
+
+// Build renders the prompt for req.
+func (b *PromptBook) Build(req SynthRequest) (SynthPrompt, error) {
+	t := b.lanes[req.Lane]
+	if t == nil {
+		return SynthPrompt{}, fmt.Errorf("%w %q", ErrNoSynthLane, req.Lane)
+	}
+	if strings.TrimSpace(req.Category) == "" {
+		return SynthPrompt{}, errors.New("refinement prompts: no category")
+	}
+	if req.K <= 0 {
+		req.K = DefaultK
+	}
+	if req.Description == "" {
+		req.Description = b.Description(req.Lane, req.Category)
+	}
+	for i := range req.Examples {
+		if req.Examples[i].Files == nil {
+			req.Examples[i].Files = map[string]string{}
+		}
+	}
+	var sys, user bytes.Buffer
+	if err := t.ExecuteTemplate(&sys, "synth_system.tmpl", req); err != nil {
+		return SynthPrompt{}, fmt.Errorf("refinement prompts: %w", err)
+	}
+	if err := t.ExecuteTemplate(&user, "synth_user.tmpl", req); err != nil {
+		return SynthPrompt{}, fmt.Errorf("refinement prompts: %w", err)
+	}
+	return SynthPrompt{System: strings.TrimSpace(sys.String()), User: strings.TrimSpace(user.String())}, nil
+}
+
+// BuildSynthPrompt renders req with the embedded templates.
+func BuildSynthPrompt(req SynthRequest) (SynthPrompt, error) {
+	b, err := DefaultPromptBook()
+	if err != nil {
+		return SynthPrompt{}, err
+	}
+	return b.Build(req)
+}
+
+func templateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"add":   func(a, b int) int { return a + b },
+		"join":  func(sep string, s []string) string { return strings.Join(s, sep) },
+		"fence": fence,
+	}
+}
+
+// fence wraps s in a code fence longer than any backtick run inside it.
+func fence(lang, s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", max(3, longest+1))
+	return f + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + f
+}
+
+// ExistingFunctions returns the sorted, distinct Meta["function"] names of
+// tasks (to pass as SynthRequest.Avoid), at most limit of them (0: all).
+func ExistingFunctions(tasks []runs.Task, limit int) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tasks {
+		if f := t.Meta["function"]; f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}

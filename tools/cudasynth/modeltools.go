@@ -1,0 +1,100 @@
+package cudasynth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kiln-dev/kiln/tools"
+)
+
+// sourceArgsSchema is the arguments schema of both model tools.
+var sourceArgsSchema = json.RawMessage(`{"type":"object","properties":{"source":{"type":"string",` +
+	`"description":"the complete CUDA program (.cu): kernels and a main that runs them and prints the results"}},` +
+	`"required":["source"],"additionalProperties":false}`)
+
+// parseSourceArgs reads {"source": ...}; a fenced block inside it is
+// unwrapped.
+func parseSourceArgs(args json.RawMessage) (string, error) {
+	var a struct {
+		Source string `json:"source"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return "", fmt.Errorf("arguments must be a JSON object {\"source\": string}: %v", err)
+	}
+	if strings.Contains(a.Source, "```") {
+		if inner, ok := ExtractProgram(a.Source); ok {
+			a.Source = inner
+		}
+	}
+	if strings.TrimSpace(a.Source) == "" {
+		return "", fmt.Errorf("\"source\" is empty")
+	}
+	return a.Source, nil
+}
+
+// Tools returns the model-facing tools: "compile_cuda" (nvcc only) and
+// "check_program" (every stage, the full verification).
+func (l *Lane) Tools(item tools.Item) []tools.Tool {
+	return []tools.Tool{
+		&tools.FuncTool{
+			ToolName: "compile_cuda",
+			ToolDescription: "Compile a CUDA program with nvcc 11.8 for sm_86 and sm_90. Returns \"ok\" with the kernels " +
+				"found, or nvcc's errors.",
+			ToolSchema: sourceArgsSchema,
+			Fn: func(ctx context.Context, args json.RawMessage) (string, error) {
+				src, err := parseSourceArgs(args)
+				if err != nil {
+					return "error: " + err.Error(), nil
+				}
+				return l.compileOnly(ctx, src)
+			},
+		},
+		&tools.FuncTool{
+			ToolName: "check_program",
+			ToolDescription: "Run the whole check on a CUDA program: nvcc build, PTX, SASS, host assembly, " +
+				"translation to HIP, hipcc build for AMD RDNA3 and HIP build for NVIDIA (and, on a GPU host, " +
+				"running both builds and comparing their output). Returns PASS or the failing stage and its errors.",
+			ToolSchema: sourceArgsSchema,
+			Fn: func(ctx context.Context, args json.RawMessage) (string, error) {
+				src, err := parseSourceArgs(args)
+				if err != nil {
+					return "error: " + err.Error(), nil
+				}
+				v, err := l.Verify(ctx, item, src)
+				if err != nil {
+					return "", err
+				}
+				return describeVerdict(v), nil
+			},
+		},
+	}
+}
+
+// compileOnly runs the cuda-compile job (cached like Verify's).
+func (l *Lane) compileOnly(ctx context.Context, src string) (string, error) {
+	p := newPipeline(l, src)
+	p.stages = map[string]stageResult{}
+	if err := p.cudaChain(ctx); err != nil {
+		return "", fmt.Errorf("cuda-synth compile: %w", err)
+	}
+	for _, name := range []string{StageCUDACompile, StagePTX} {
+		r, ok := p.stages[name]
+		if ok && !r.ok {
+			return fmt.Sprintf("FAIL (%s at %s):\n%s", r.class, name, r.detail), nil
+		}
+	}
+	return "ok: " + p.stages[StagePTX].detail, nil
+}
+
+// describeVerdict is the text check_program returns.
+func describeVerdict(v tools.Verdict) string {
+	if v.Pass {
+		if pending := Pending(v); len(pending) > 0 {
+			return "PASS (compile stages; not run here: " + strings.Join(pending, ", ") + ")"
+		}
+		return "PASS: every stage passed and the CUDA and HIP builds print the same results."
+	}
+	return fmt.Sprintf("FAIL (%s at stage %s):\n%s", v.Class, v.Stage, v.Diagnostic)
+}

@@ -1,0 +1,567 @@
+package cudasynth
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"github.com/kiln-dev/kiln/tools"
+)
+
+// stageResult is one stage's outcome inside a pipeline.
+type stageResult struct {
+	ok, skipped bool
+	class       tools.FailureClass
+	detail      string // the stage's own text (the diagnostic when it failed)
+	dur         time.Duration
+}
+
+// jobCtl lets a stage failure cancel the compiles of later stages.
+type jobCtl struct {
+	minStage int
+	cancel   context.CancelFunc
+}
+
+// pipeline is one Verify call.
+type pipeline struct {
+	l     *Lane
+	src   string
+	start time.Time
+
+	mu        sync.Mutex
+	stages    map[string]stageResult
+	artifacts map[string][]byte
+	meas      map[string]float64
+	firstFail int
+	jobs      []jobCtl
+
+	// Set by the chains, read after they end.
+	ptxKernels []string
+	cudaBin    []byte
+	hipBin     []byte
+	rdna3Raw   string
+}
+
+func newPipeline(l *Lane, src string) *pipeline {
+	p := &pipeline{l: l, src: src, start: time.Now(), stages: map[string]stageResult{},
+		artifacts: map[string][]byte{ArtifactCUDASource: []byte(src)}, meas: map[string]float64{},
+		firstFail: len(stageOrder)}
+	if l.cfg.Classify != nil {
+		if d := l.cfg.Classify(src); d != "" {
+			p.artifacts[ArtifactDomain] = []byte(d)
+		}
+	}
+	return p
+}
+
+// jobContext derives the context of a compile serving stage minStage (its
+// earliest stage). It is canceled at once if an earlier stage already
+// failed, and later when one does.
+func (p *pipeline) jobContext(parent context.Context, minStage string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	idx := stageIndex(minStage)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.firstFail < idx {
+		cancel()
+	} else {
+		p.jobs = append(p.jobs, jobCtl{minStage: idx, cancel: cancel})
+	}
+	return ctx, cancel
+}
+
+// record stores a stage's result; a failure cancels later stages' compiles.
+func (p *pipeline) record(name string, r stageResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stages[name] = r
+	if r.ok || r.skipped {
+		return
+	}
+	idx := stageIndex(name)
+	if idx < p.firstFail {
+		p.firstFail = idx
+		for _, j := range p.jobs {
+			if j.minStage > idx {
+				j.cancel()
+			}
+		}
+	}
+}
+
+func (p *pipeline) artifact(name string, b []byte) {
+	p.mu.Lock()
+	p.artifacts[name] = b
+	p.mu.Unlock()
+}
+
+func (p *pipeline) measure(name string, v float64) {
+	p.mu.Lock()
+	p.meas[name] += v
+	p.mu.Unlock()
+}
+
+// failed reports whether any stage failed so far.
+func (p *pipeline) failed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.firstFail < len(stageOrder)
+}
+
+// canceledByUs tells a compile canceled because an earlier stage failed
+// (not an error) from the caller's cancellation (an error).
+func canceledByUs(parent, job context.Context) bool {
+	return job.Err() != nil && parent.Err() == nil
+}
+
+// run runs both chains, then the RDNA3 check and the run stage.
+func (p *pipeline) run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return p.cudaChain(gctx) })
+	g.Go(func() error { return p.hipChain(gctx) })
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	p.checkRDNA3()
+	if p.failed() {
+		return nil
+	}
+	return p.runPrograms(ctx)
+}
+
+// cudaChain: cuda-compile (with ptx and host-asm from the same compile),
+// then sass.
+func (p *pipeline) cudaChain(ctx context.Context) error {
+	cfg := p.l.cfg
+	args := []string{"--keep", "-Xcompiler", "-save-temps=cwd"}
+	args = append(args, cfg.NVCCFlags...)
+	args = append(args, gencodes(cfg.SMs)...)
+	args = append(args, "-o", cudaExe, SourceFile)
+	ptxFile := "program." + strings.Replace(cfg.SMs[0], "sm_", "compute_", 1) + ".ptx"
+	j := job{name: "cuda", tool: toolchain.NVCC, args: args,
+		inputs:  map[string][]byte{SourceFile: []byte(p.src)},
+		outputs: []string{cudaExe, ptxFile, "program.fatbin", "program.s"}}
+	jctx, cancel := p.jobContext(ctx, StageCUDACompile)
+	defer cancel()
+	res, err := p.l.compile(jctx, j)
+	if err != nil {
+		if canceledByUs(ctx, jctx) {
+			return nil
+		}
+		return err
+	}
+	p.measure("cuda_compile_ms", ms(res.e.Wall))
+	p.countCompile(res)
+	if !res.ok() {
+		diag := failureText(res, compilerDiagnostic(string(res.e.Stderr), cfg.DiagnosticLines))
+		p.record(StageCUDACompile, stageResult{class: res.class(tools.ClassCompileError), detail: diag, dur: res.wall})
+		return nil
+	}
+	p.cudaBin = res.e.Files[cudaExe]
+	if cfg.KeepBinaries {
+		p.artifact(ArtifactCUDABinary, p.cudaBin)
+	}
+	p.record(StageCUDACompile, stageResult{ok: true, dur: res.wall,
+		detail: fmt.Sprintf("nvcc %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.cudaBin)>>10, res.cachedNote())})
+
+	// ptx
+	ptx, ok := res.e.Files[ptxFile]
+	switch {
+	case !ok:
+		p.record(StagePTX, stageResult{class: tools.ClassCompileError, detail: "nvcc kept no " + ptxFile})
+		return nil
+	default:
+		p.ptxKernels = KernelsPTX(string(ptx))
+		p.artifact(ArtifactPTX, p.asm(DialectPTX, string(ptx)))
+		if len(p.ptxKernels) == 0 {
+			p.record(StagePTX, stageResult{class: tools.ClassCompileError,
+				detail: "the program defines no kernel: the PTX has no .entry (write at least one __global__ function and launch it)"})
+			return nil
+		}
+		p.record(StagePTX, stageResult{ok: true, detail: fmt.Sprintf("%d kernel(s): %s", len(p.ptxKernels), strings.Join(p.ptxKernels, ", "))})
+	}
+
+	// host-asm
+	hostAsm, ok := res.e.Files["program.s"]
+	if !ok {
+		p.record(StageHostAsm, stageResult{class: tools.ClassCompileError, detail: "gcc -save-temps left no program.s"})
+	} else {
+		stripped, dropped := StripFatbin(string(hostAsm))
+		p.artifact(ArtifactHostAsmCUDA, p.asm(DialectX86, stripped))
+		if !hasMain(stripped) {
+			p.record(StageHostAsm, stageResult{class: tools.ClassCompileError, detail: "the host assembly defines no main"})
+		} else {
+			p.record(StageHostAsm, stageResult{ok: true,
+				detail: fmt.Sprintf("%d lines, %d fatbin data lines removed", strings.Count(stripped, "\n"), dropped)})
+		}
+	}
+
+	// sass
+	fatbin, ok := res.e.Files["program.fatbin"]
+	if !ok {
+		p.record(StageSASS, stageResult{class: tools.ClassCompileError, detail: "nvcc kept no program.fatbin"})
+		return nil
+	}
+	sj := job{name: "sass", tool: toolchain.CUObjdump, args: []string{"-sass", "program.fatbin"},
+		inputs: map[string][]byte{"program.fatbin": fatbin}}
+	sctx, scancel := p.jobContext(ctx, StageSASS)
+	defer scancel()
+	sres, err := p.l.compile(sctx, sj)
+	if err != nil {
+		if canceledByUs(ctx, sctx) {
+			return nil
+		}
+		return err
+	}
+	p.measure("sass_ms", ms(sres.e.Wall))
+	p.countCompile(sres)
+	if !sres.ok() {
+		p.record(StageSASS, stageResult{class: sres.class(tools.ClassCompileError), dur: sres.wall,
+			detail: failureText(sres, firstLines(string(sres.e.Stderr)+string(sres.e.Stdout), cfg.DiagnosticLines))})
+		return nil
+	}
+	byArch := SplitSASS(string(sres.e.Stdout))
+	var problems, parts []string
+	for _, sm := range cfg.SMs {
+		text, ok := byArch[sm]
+		if !ok {
+			problems = append(problems, "no SASS for "+sm)
+			continue
+		}
+		p.artifact(ArtifactSASS(sm), p.asm(DialectSASS, text))
+		funcs := KernelsSASS(text)
+		if missing := missingFrom(p.ptxKernels, funcs); len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("SASS for %s lacks %s", sm, strings.Join(missing, ", ")))
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d function(s)", sm, len(funcs)))
+	}
+	if len(problems) > 0 {
+		p.record(StageSASS, stageResult{class: tools.ClassCompileError, detail: strings.Join(problems, "; "), dur: sres.wall})
+		return nil
+	}
+	p.record(StageSASS, stageResult{ok: true, dur: sres.wall, detail: strings.Join(parts, ", ") + sres.cachedNote()})
+	return nil
+}
+
+// hipChain: hipify, then hip-compile-amd (device and host) and
+// hip-compile-nvidia in parallel.
+func (p *pipeline) hipChain(ctx context.Context) error {
+	cfg := p.l.cfg
+	reg := cfg.Toolchains
+	start := time.Now()
+	tr, err := cfg.Translate(p.src)
+	dur := time.Since(start)
+	p.measure("hipify_ms", ms(dur))
+	if err != nil {
+		p.record(StageHipify, stageResult{class: ClassTranslateUnsupported, dur: dur,
+			detail: "hipify could not read the program: " + err.Error()})
+		return nil
+	}
+	p.measure("hipify_replacements", float64(tr.Replacements))
+	p.artifact(ArtifactHIPSource, []byte(tr.HIP))
+	if !tr.OK() {
+		var lines []string
+		for i, is := range tr.Unsupported {
+			if i == cfg.DiagnosticLines {
+				lines = append(lines, fmt.Sprintf("... %d more", len(tr.Unsupported)-i))
+				break
+			}
+			lines = append(lines, fmt.Sprintf("line %d:%d: %s: %s", is.Line, is.Col, is.Construct, is.Reason))
+		}
+		p.record(StageHipify, stageResult{class: ClassTranslateUnsupported, dur: dur,
+			detail: "CUDA constructs without a HIP translation:\n" + strings.Join(lines, "\n")})
+		return nil
+	}
+	p.record(StageHipify, stageResult{ok: true, dur: dur, detail: fmt.Sprintf("%d replacements", tr.Replacements)})
+	hip := []byte(tr.HIP)
+
+	amdArgs := append(append([]string{}, cfg.HIPCCFlags...), reg.HIPArgs(cfg.AMDArch)...)
+	dev := job{name: "hip-amd-device", tool: toolchain.HIPCC,
+		args:    append(append([]string{}, amdArgs...), "--cuda-device-only", "-S", "-o", "program.rdna3.s", hipFile),
+		inputs:  map[string][]byte{hipFile: hip},
+		outputs: []string{"program.rdna3.s"}}
+	host := job{name: "hip-amd-host", tool: toolchain.HIPCC,
+		args:    append(append([]string{}, amdArgs...), "--cuda-host-only", "-S", "-o", "program.host.s", hipFile),
+		inputs:  map[string][]byte{hipFile: hip},
+		outputs: []string{"program.host.s"}}
+	nvArgs := append([]string{"-x", "cu", "-D__HIP_PLATFORM_NVIDIA__"}, cfg.NVCCFlags...)
+	nvArgs = append(nvArgs, gencodes(cfg.SMs)...)
+	nvArgs = append(nvArgs, "-o", hipExe, hipFile)
+	nv := job{name: "hip-nvidia", tool: toolchain.NVCC, args: nvArgs,
+		inputs: map[string][]byte{hipFile: hip}, outputs: []string{hipExe}}
+
+	var amdRes [2]*jobResult
+	g, gctx := errgroup.WithContext(ctx)
+	for i, j := range []job{dev, host} {
+		g.Go(func() error {
+			jctx, cancel := p.jobContext(gctx, StageHIPCompileAMD)
+			defer cancel()
+			res, err := p.l.compile(jctx, j)
+			if err != nil {
+				if canceledByUs(gctx, jctx) {
+					return nil
+				}
+				return err
+			}
+			amdRes[i] = res
+			p.measure("hip_compile_amd_ms", ms(res.e.Wall))
+			p.countCompile(res)
+			if !res.ok() { // fail fast: cancels hip-compile-nvidia
+				p.record(StageHIPCompileAMD, p.hipFailure(res))
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		jctx, cancel := p.jobContext(gctx, StageHIPCompileNvidia)
+		defer cancel()
+		res, err := p.l.compile(jctx, nv)
+		if err != nil {
+			if canceledByUs(gctx, jctx) {
+				return nil
+			}
+			return err
+		}
+		p.measure("hip_compile_nvidia_ms", ms(res.e.Wall))
+		p.countCompile(res)
+		if !res.ok() {
+			p.record(StageHIPCompileNvidia, p.hipFailure(res))
+			return nil
+		}
+		p.hipBin = res.e.Files[hipExe]
+		if cfg.KeepBinaries {
+			p.artifact(ArtifactHIPBinary, p.hipBin)
+		}
+		p.record(StageHIPCompileNvidia, stageResult{ok: true, dur: res.wall,
+			detail: fmt.Sprintf("nvcc -D__HIP_PLATFORM_NVIDIA__ %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.hipBin)>>10, res.cachedNote())})
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	devRes, hostRes := amdRes[0], amdRes[1]
+	if devRes == nil || hostRes == nil || !devRes.ok() || !hostRes.ok() {
+		return nil // failure recorded, or canceled by an earlier failure
+	}
+	rdna, okD := devRes.e.Files["program.rdna3.s"]
+	hostAsm, okH := hostRes.e.Files["program.host.s"]
+	if !okD || !okH {
+		p.record(StageHIPCompileAMD, stageResult{class: ClassHIPCompileError, detail: "hipcc -S wrote no assembly"})
+		return nil
+	}
+	p.rdna3Raw = string(rdna)
+	p.artifact(ArtifactRDNA3, p.asm(DialectAMDGPU, string(rdna)))
+	p.artifact(ArtifactHostAsmHIP, p.asm(DialectX86, string(hostAsm)))
+	note := ""
+	if devRes.hit && hostRes.hit {
+		note = " (cached)"
+	}
+	p.record(StageHIPCompileAMD, stageResult{ok: true, dur: max(devRes.wall, hostRes.wall),
+		detail: fmt.Sprintf("hipcc %s: device %d lines, host %d lines%s", cfg.AMDArch, strings.Count(string(rdna), "\n"),
+			strings.Count(string(hostAsm), "\n"), note)})
+	return nil
+}
+
+// hipFailure describes a failed HIP compile.
+func (p *pipeline) hipFailure(res *jobResult) stageResult {
+	return stageResult{class: res.class(ClassHIPCompileError), dur: res.wall,
+		detail: failureText(res, compilerDiagnostic(string(res.e.Stderr), p.l.cfg.DiagnosticLines))}
+}
+
+// checkRDNA3 checks the RDNA3 text's target and kernels.
+func (p *pipeline) checkRDNA3() {
+	p.mu.Lock()
+	amd, reached := p.stages[StageHIPCompileAMD]
+	p.mu.Unlock()
+	if !reached || !amd.ok {
+		return
+	}
+	start := time.Now()
+	arch := p.l.cfg.AMDArch
+	target := AMDGPUTarget(p.rdna3Raw)
+	kernels := KernelsRDNA(p.rdna3Raw)
+	var problems []string
+	if !strings.HasSuffix(target, "--"+arch) && !strings.HasSuffix(target, "-"+arch) {
+		problems = append(problems, fmt.Sprintf("the device assembly targets %q, not %s", target, arch))
+	}
+	if len(kernels) == 0 {
+		problems = append(problems, "the device assembly has no kernel (.amdhsa_kernel)")
+	}
+	if missing := missingFrom(p.ptxKernels, kernels); len(missing) > 0 {
+		problems = append(problems, "kernels missing from the RDNA3 assembly: "+strings.Join(missing, ", "))
+	}
+	if len(problems) > 0 {
+		p.record(StageRDNA3, stageResult{class: ClassHIPCompileError, dur: time.Since(start), detail: strings.Join(problems, "; ")})
+		return
+	}
+	p.record(StageRDNA3, stageResult{ok: true, dur: time.Since(start),
+		detail: fmt.Sprintf("%s, %d kernel(s): %s", target, len(kernels), strings.Join(kernels, ", "))})
+}
+
+// runPrograms runs both executables on the GPU and compares their output.
+func (p *pipeline) runPrograms(ctx context.Context) error {
+	cfg := p.l.cfg
+	gpu := cfg.Toolchains.GPU()
+	if !gpu.Present {
+		p.record(StageRun, stageResult{skipped: true,
+			detail: "skipped: no NVIDIA GPU on this host (no /dev/nvidia*, no nvidia-smi); run the binaries on a GPU host"})
+		return nil
+	}
+	if len(p.cudaBin) == 0 || len(p.hipBin) == 0 {
+		return fmt.Errorf("run: executables missing")
+	}
+	if err := p.l.gpu.Acquire(ctx, 1); err != nil {
+		return context.Cause(ctx)
+	}
+	defer p.l.gpu.Release(1)
+	box, err := cfg.Sandbox.Open(ctx)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	defer box.Close()
+	for name, b := range map[string][]byte{cudaExe: p.cudaBin, hipExe: p.hipBin} {
+		if err := box.WriteFile(name, b, 0o755); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+	}
+	start := time.Now()
+	var res [2]sandboxes.Result
+	for i, exe := range []string{cudaExe, hipExe} {
+		r, err := box.Run(ctx, sandboxes.Spec{Argv: []string{"./" + exe}, Limits: cfg.RunLimits, KillOnOutputCap: true})
+		if err != nil {
+			return fmt.Errorf("run %s: %w", exe, err)
+		}
+		res[i] = r
+	}
+	dur := time.Since(start)
+	p.measure("run_cuda_ms", ms(res[0].Wall))
+	p.measure("run_hip_ms", ms(res[1].Wall))
+	p.artifact(ArtifactOutputCUDA, res[0].Stdout)
+	p.artifact(ArtifactOutputHIP, res[1].Stdout)
+	for i, which := range []string{"the CUDA program", "the HIP program (on NVIDIA)"} {
+		if class, bad := runClass(res[i]); bad {
+			diag := which + " " + res[i].Describe()
+			if s := firstLines(string(res[i].Stderr), 5); s != "" {
+				diag += "\nstderr: " + s
+			}
+			p.record(StageRun, stageResult{class: class, detail: diag, dur: dur})
+			return nil
+		}
+	}
+	diff := CompareOutputs(res[0].Stdout, res[1].Stdout, cfg.Tolerance, cfg.DiagnosticLines)
+	if diff != "" {
+		p.record(StageRun, stageResult{class: tools.ClassWrongOutput, dur: dur,
+			detail: "the CUDA and HIP builds print different results:\n" + diff})
+		return nil
+	}
+	detail := fmt.Sprintf("outputs agree (%d bytes, %s)", len(res[0].Stdout), strings.Join(gpu.Names, ", "))
+	if len(strings.TrimSpace(string(res[0].Stdout))) == 0 {
+		detail = "both programs ran; they print nothing, so there was nothing to compare"
+	}
+	p.record(StageRun, stageResult{ok: true, dur: dur, detail: detail})
+	return nil
+}
+
+// runClass maps a program run to a failure class; a non-zero exit (a CUDA
+// error check's exit(1)) counts as a crash.
+func runClass(r sandboxes.Result) (tools.FailureClass, bool) {
+	switch r.Outcome() {
+	case sandboxes.OutcomeTimeout:
+		return tools.ClassTimeout, true
+	case sandboxes.OutcomeResourceLimit:
+		return tools.ClassResourceLimit, true
+	case sandboxes.OutcomeCrashed:
+		return tools.ClassCrash, true
+	}
+	if r.ExitCode != 0 {
+		return tools.ClassCrash, true
+	}
+	return tools.ClassNone, false
+}
+
+// verdict assembles stages in order up to the first failure.
+func (p *pipeline) verdict() tools.Verdict {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v := tools.Verdict{Measurements: p.meas, Artifacts: p.artifacts, Pass: true}
+	var pending []string
+	for _, name := range stageOrder {
+		r, ok := p.stages[name]
+		if !ok {
+			continue
+		}
+		v.Stages = append(v.Stages, tools.Stage{Name: name, OK: r.ok, Skipped: r.skipped, Detail: r.detail, Duration: r.dur})
+		v.Stage = name
+		if r.skipped {
+			pending = append(pending, name)
+			continue
+		}
+		if !r.ok {
+			v.Pass, v.Class, v.Diagnostic = false, r.class, r.detail
+			break
+		}
+	}
+	if v.Pass && len(v.Stages) < len(stageOrder) {
+		// Cannot happen unless a stage was lost: never pass silently.
+		v.Pass, v.Class = false, tools.ClassInternal
+		v.Diagnostic = fmt.Sprintf("only %d of %d stages ran", len(v.Stages), len(stageOrder))
+	}
+	if v.Pass && len(pending) > 0 {
+		v.Diagnostic = "CPU stages passed; pending: " + strings.Join(pending, ", ") + " (" + p.stages[pending[0]].detail + ")"
+		v.Measurements["pending_stages"] = float64(len(pending))
+	}
+	v.Measurements["verify_ms"] = ms(time.Since(p.start))
+	return v
+}
+
+// asm returns assembly for an artifact: normalised unless RawArtifacts.
+func (p *pipeline) asm(d Dialect, text string) []byte {
+	if p.l.cfg.RawArtifacts {
+		return []byte(text)
+	}
+	return []byte(NormalizeAsm(d, text))
+}
+
+func (p *pipeline) countCompile(r *jobResult) {
+	p.measure("compiles", 1)
+	if r.hit {
+		p.measure("compiles_cached", 1)
+	}
+}
+
+// gencodes are nvcc's -gencode flags for SASS targets.
+func gencodes(sms []string) []string {
+	var out []string
+	for _, sm := range sms {
+		out = append(out, "-gencode", fmt.Sprintf("arch=%s,code=%s", strings.Replace(sm, "sm_", "compute_", 1), sm))
+	}
+	return out
+}
+
+// missingFrom lists the names of want absent from have.
+func missingFrom(want, have []string) []string {
+	set := map[string]bool{}
+	for _, h := range have {
+		set[h] = true
+	}
+	var out []string
+	for _, w := range want {
+		if !set[w] {
+			out = append(out, w)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

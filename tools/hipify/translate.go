@@ -1,0 +1,395 @@
+package hipify
+
+import (
+	"sort"
+	"strings"
+)
+
+// Issue is one CUDA construct the translator could not carry over to HIP.
+type Issue struct {
+	Line, Col int    // 1-based; Col counts bytes, as gcc and clang do
+	Construct string // the identifier, or "#include <path>"
+	Reason    string
+}
+
+// Result is a translation.
+type Result struct {
+	// HIP is the translated source. It is produced even when there are
+	// Unsupported constructs (they are left as they were), so a caller may
+	// still look at it; it is not a valid HIP program unless OK.
+	HIP string
+	// Replacements counts the rewrites made: identifiers renamed, include
+	// paths rewritten, and the hip_runtime.h include added.
+	Replacements int
+	// Unsupported lists the constructs left untranslated, in source order.
+	Unsupported []Issue
+}
+
+// OK reports whether every CUDA construct was translated.
+func (r Result) OK() bool { return len(r.Unsupported) == 0 }
+
+// Translate translates CUDA source to HIP with the built-in table.
+func Translate(src string) (Result, error) { return Table().Translate(src) }
+
+// edit replaces src[start:end] with text (an insertion when start == end).
+type edit struct {
+	start, end int
+	text       string
+}
+
+// kernelMarkers are identifiers that show a file is CUDA device code, which
+// nvcc compiles with cuda_runtime.h included implicitly; hipcc (and nvcc on
+// a .hip file) need the HIP runtime header spelled out.
+func isKernelMarker(name string) bool {
+	switch name {
+	case "__global__", "__device__", "__shared__", "__constant__", "__managed__",
+		"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "__syncthreads", "dim3":
+		return true
+	}
+	return false
+}
+
+// hipRuntimeHeader is the include the translator adds when the source uses
+// CUDA without including a runtime header.
+const hipRuntimeHeader = "hip/hip_runtime.h"
+
+// Translate translates CUDA source to HIP: whole identifiers outside
+// comments and literals are renamed per the table, #include paths are
+// rewritten, call arguments are edited where an entry says so, and every
+// CUDA construct the table marks unsupported (or does not know, through its
+// globs) is recorded as an Issue. Kernel launches (<<<grid, block, shmem,
+// stream>>>) are kept: hipcc and nvcc both accept them. The only error is a
+// *SyntaxError for source the lexer cannot classify.
+func (m *Mapping) Translate(src string) (Result, error) {
+	li := newLineIndex(src)
+	toks, err := lex(src, li)
+	if err != nil {
+		return Result{}, err
+	}
+	// sig holds the significant tokens (no blanks, newlines, comments).
+	sig := make([]token, 0, len(toks)/2)
+	for _, t := range toks {
+		switch t.kind {
+		case tokSpace, tokNewline, tokComment:
+		default:
+			sig = append(sig, t)
+		}
+	}
+	text := func(i int) string {
+		if i < 0 || i >= len(sig) {
+			return ""
+		}
+		return src[sig[i].start:sig[i].end]
+	}
+	isPunct := func(i int, p string) bool {
+		return i >= 0 && i < len(sig) && sig[i].kind == tokPunct && text(i) == p
+	}
+
+	// Names the file #defines are its own, whatever they look like.
+	userMacros := map[string]bool{}
+	for i := range sig {
+		if sig[i].dir == "#" && sig[i].kind == tokIdent && text(i) == "define" &&
+			i+1 < len(sig) && sig[i+1].kind == tokIdent && sig[i+1].dir == "define" {
+			userMacros[text(i+1)] = true
+		}
+	}
+
+	declared := declaredNames(src, sig)
+	usesCG := false
+	for i := range sig {
+		if sig[i].kind == tokIdent && text(i) == "cooperative_groups" {
+			usesCG = true
+			break
+		}
+	}
+
+	var (
+		edits      []edit
+		issues     []Issue
+		dropped    [][2]int // byte ranges deleted by drop actions
+		nReplace   int
+		hasRuntime bool
+		usesCUDA   bool
+	)
+	issue := func(off int, construct, reason string) {
+		l, c := li.pos(off)
+		issues = append(issues, Issue{Line: l, Col: c, Construct: construct, Reason: reason})
+	}
+	inDropped := func(off int) bool {
+		for _, r := range dropped {
+			if off >= r[0] && off < r[1] {
+				return true
+			}
+		}
+		return false
+	}
+
+	for i := 0; i < len(sig); i++ {
+		t := sig[i]
+		if inDropped(t.start) {
+			continue
+		}
+		switch t.kind {
+		case tokHeader:
+			path := src[t.start+1 : t.end-1]
+			e, ok := m.LookupHeader(path)
+			if !ok {
+				if path == hipRuntimeHeader {
+					hasRuntime = true
+				}
+				continue
+			}
+			switch e.Kind {
+			case KindHeader:
+				edits = append(edits, edit{t.start + 1, t.end - 1, e.HIP})
+				nReplace++
+				usesCUDA = true
+				if e.HIP == hipRuntimeHeader {
+					hasRuntime = true
+				}
+			case KindUnsupportedHeader:
+				issue(t.start, "#include "+src[t.start:t.end], e.Reason)
+			}
+			continue
+		case tokIdent:
+		default:
+			continue
+		}
+		if t.dir == "#" {
+			continue // '#' and the directive name
+		}
+		name := text(i)
+		if t.dir == "define" && i > 0 && sig[i-1].dir == "#" {
+			continue // the macro being defined
+		}
+		if t.dir == "undef" {
+			continue
+		}
+		if isKernelMarker(name) {
+			usesCUDA = true
+		}
+		afterMember := isPunct(i-1, ".") || isPunct(i-1, "->")
+		afterScope := isPunct(i-1, "::")
+		e, exact := m.idents[name]
+		if !exact {
+			if afterMember || userMacros[name] || declared[name] {
+				continue
+			}
+			g, ok := m.Lookup(name)
+			if ok && g.Kind == KindUnsupported {
+				issue(t.start, name, g.Reason)
+			}
+			continue
+		}
+		switch {
+		case e.Kind == KindKeep:
+		case e.Kind == KindUnsupported:
+			issue(t.start, name, e.Reason)
+		case e.Kind == KindUnsupportedMember:
+			if afterMember {
+				issue(t.start, name, e.Reason)
+			}
+		case e.Kind == KindUnsupportedCG:
+			if usesCG && (afterMember || afterScope) && isPunct(i+1, "(") {
+				issue(t.start, name, e.Reason)
+			}
+		case e.Kind == KindUnsupportedScope:
+			if !afterMember && isPunct(i+1, "::") {
+				issue(t.start, name, e.Reason)
+			}
+		case e.Kind == KindUnsupportedTemplate:
+			if !afterMember && isPunct(i+1, "<") {
+				issue(t.start, name, e.Reason)
+			}
+		case e.Kind == KindDefined:
+			if afterMember {
+				break
+			}
+			tested := (t.dir == "ifdef" || t.dir == "ifndef") && sig[i-1].dir == "#" ||
+				text(i-1) == "defined" ||
+				(isPunct(i-1, "(") && text(i-2) == "defined")
+			if !tested {
+				issue(t.start, name, "only tests for definition (#ifdef, defined()) translate: its value has no HIP equivalent")
+				break
+			}
+			edits = append(edits, edit{t.start, t.end, e.HIP})
+			nReplace++
+			usesCUDA = true
+		case e.Kind == KindMember:
+			if afterMember {
+				edits = append(edits, edit{t.start, t.end, e.HIP})
+				nReplace++
+			}
+		case e.Kind.renames():
+			if afterMember {
+				break
+			}
+			usesCUDA = true
+			if len(e.Actions) > 0 {
+				a := e.Actions[0]
+				ed, drop, why := argEdit(src, sig, i, a)
+				if why != "" {
+					issue(t.start, name, why)
+					break
+				}
+				edits = append(edits, ed...)
+				if drop[1] > drop[0] {
+					dropped = append(dropped, drop)
+				}
+			}
+			edits = append(edits, edit{t.start, t.end, e.HIP})
+			nReplace++
+		}
+	}
+
+	if usesCUDA && !hasRuntime {
+		edits = append(edits, edit{0, 0, "#include <" + hipRuntimeHeader + ">\n"})
+		nReplace++
+	}
+	sort.SliceStable(edits, func(a, b int) bool {
+		if edits[a].start != edits[b].start {
+			return edits[a].start < edits[b].start
+		}
+		return edits[a].end < edits[b].end // insertions first
+	})
+	var out strings.Builder
+	out.Grow(len(src) + len(src)/8)
+	pos := 0
+	for _, e := range edits {
+		if e.start < pos {
+			continue // inside a dropped argument (edits never overlap otherwise)
+		}
+		out.WriteString(src[pos:e.start])
+		out.WriteString(e.text)
+		pos = e.end
+	}
+	out.WriteString(src[pos:])
+	return Result{HIP: out.String(), Replacements: nReplace, Unsupported: issues}, nil
+}
+
+// argEdit applies action a to the call whose callee is sig[callee]. It
+// returns the edits, the byte range deleted (for drop), or why it cannot.
+func argEdit(src string, sig []token, callee int, a Action) ([]edit, [2]int, string) {
+	open := callee + 1
+	if open >= len(sig) || sig[open].kind != tokPunct || src[sig[open].start:sig[open].end] != "(" {
+		return nil, [2]int{}, "the table rewrites this call's arguments, but it is not called here"
+	}
+	// args[k] = [first, last] significant-token index of argument k.
+	var args [][2]int
+	depth := 0
+	first := open + 1
+	closed := false
+	for j := open + 1; j < len(sig) && !closed; j++ {
+		if sig[j].kind != tokPunct {
+			continue
+		}
+		switch src[sig[j].start:sig[j].end] {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if j > first {
+				args = append(args, [2]int{first, j - 1})
+			}
+			closed = true
+		case ",":
+			if depth == 0 {
+				args = append(args, [2]int{first, j - 1})
+				first = j + 1
+			}
+		}
+	}
+	if !closed {
+		return nil, [2]int{}, "unbalanced parentheses in the call's arguments"
+	}
+	if a.Arg > len(args) || args[a.Arg-1][1] < args[a.Arg-1][0] {
+		return nil, [2]int{}, "the call lacks the argument the table rewrites"
+	}
+	arg := args[a.Arg-1]
+	start, end := sig[arg[0]].start, sig[arg[1]].end
+	switch a.Op {
+	case "wrap":
+		return []edit{{start, start, a.Func + "("}, {end, end, ")"}}, [2]int{}, ""
+	default: // drop
+		var r [2]int
+		switch {
+		case len(args) == 1:
+			r = [2]int{start, end}
+		case a.Arg < len(args):
+			r = [2]int{start, sig[args[a.Arg][0]].start}
+		default: // the last of several: take the comma before it
+			r = [2]int{sig[args[a.Arg-2][1]].end, end}
+		}
+		return []edit{{r[0], r[1], ""}}, r, ""
+	}
+}
+
+// declaredNames returns the identifiers the source itself declares, in the
+// simple forms "T name", "T* name", "T& name" followed by = ; , ( ) [ { or :,
+// where T is an identifier that is not an expression keyword. A name that
+// only a glob of the table would flag (cudaStatus, cuda_ok) is the file's
+// own once declared there. Exact table entries are never overridden.
+func declaredNames(src string, sig []token) map[string]bool {
+	out := map[string]bool{}
+	text := func(i int) string { return src[sig[i].start:sig[i].end] }
+	for i := 1; i+1 < len(sig); i++ {
+		if sig[i].kind != tokIdent || sig[i].dir == "#" {
+			continue
+		}
+		switch text(i + 1) {
+		case "=", ";", ",", "(", ")", "[", "{", ":":
+		default:
+			continue
+		}
+		j := i - 1
+		stars := 0
+		for j >= 0 && sig[j].kind == tokPunct && (text(j) == "*" || text(j) == "&") {
+			j--
+			stars++
+		}
+		if j < 0 || sig[j].kind != tokIdent || exprKeyword(text(j)) {
+			continue
+		}
+		if stars > 0 {
+			// "a * name(...)" reads as an expression unless the type
+			// starts a declaration.
+			k := j - 1
+			for k >= 0 && sig[k].kind == tokIdent && declSpecifier(text(k)) {
+				k--
+			}
+			if k >= 0 && !(sig[k].kind == tokPunct && strings.Contains(";{}(,", text(k))) {
+				continue
+			}
+		}
+		out[text(i)] = true
+	}
+	return out
+}
+
+// exprKeyword reports keywords that may stand right before an expression,
+// so "return cudaFoo;" is not a declaration of cudaFoo.
+func exprKeyword(w string) bool {
+	switch w {
+	case "return", "case", "else", "do", "sizeof", "throw", "new", "delete", "goto",
+		"co_return", "co_yield", "co_await", "alignof", "decltype", "typeid", "not",
+		"and", "or", "xor", "bitand", "bitor", "compl", "not_eq", "and_eq", "or_eq",
+		"xor_eq", "if", "while", "for", "switch", "operator", "template", "typename":
+		return true
+	}
+	return false
+}
+
+// declSpecifier reports words that may precede a declaration's type.
+func declSpecifier(w string) bool {
+	switch w {
+	case "const", "static", "extern", "volatile", "inline", "constexpr", "unsigned",
+		"signed", "struct", "class", "union", "enum", "register", "thread_local",
+		"mutable", "__device__", "__host__", "__global__", "__shared__", "__constant__",
+		"__managed__", "__forceinline__", "__noinline__", "__restrict__", "auto":
+		return true
+	}
+	return false
+}
