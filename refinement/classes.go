@@ -14,6 +14,10 @@ const (
 	ClassResourceLimit = "resource_limit"
 	ClassModelError    = "model_error"
 	ClassInternal      = "internal_error"
+
+	// cuda-synth's own classes (tools/cudasynth).
+	ClassTranslateUnsupported = "translate_unsupported"
+	ClassHIPCompileError      = "hip_compile_error"
 )
 
 // Lane names refinement has tables for. Other lanes get the generic

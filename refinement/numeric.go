@@ -15,7 +15,12 @@ import (
 //	... and 2 more differing lines
 //	(expected 9 lines, got 9)
 //
-// optionally followed by "exit status 7, expected 0" from the lane.
+// optionally followed by "exit status 7, expected 0" from the lane, and
+// the cuda-synth lane's CUDA-versus-HIP format (tools/cudasynth):
+//
+//	line 3 (1.5 vs 1.7 beyond tolerance): CUDA "x = 1.5"
+//	    HIP  "x = 1.7"
+//	(CUDA printed 4 lines, HIP 4)
 
 // NumericTolerance is the relative difference up to which two values in
 // the same output position count as close. An output whose differing
@@ -35,8 +40,10 @@ type diffPair struct {
 var (
 	diffExpectedRE = regexp.MustCompile(`^line (\d+): expected (.*)$`)
 	diffGotRE      = regexp.MustCompile(`^\s+got\s+(.*)$`)
+	cudaDiffRE     = regexp.MustCompile(`^line (\d+) \(([^)]*)\): CUDA (.*)$`)
+	cudaHIPRE      = regexp.MustCompile(`^\s+HIP\s+(.*)$`)
 	exitRE         = regexp.MustCompile(`(?m)^exit status (-?\d+), expected (-?\d+)`)
-	lineTotalsRE   = regexp.MustCompile(`\(expected (\d+) lines, got (\d+)\)`)
+	lineTotalsRE   = regexp.MustCompile(`\(expected (\d+) lines, got (\d+)\)|\(CUDA printed (\d+) lines, HIP (\d+)\)`)
 )
 
 // parseDiff returns the differing line pairs of a diagnostic.
@@ -44,20 +51,38 @@ func parseDiff(diag string) []diffPair {
 	lines := strings.Split(diag, "\n")
 	var out []diffPair
 	for i := 0; i+1 < len(lines); i++ {
-		m := diffExpectedRE.FindStringSubmatch(strings.TrimSpace(lines[i]))
-		if m == nil {
+		line := strings.TrimSpace(lines[i])
+		if m := diffExpectedRE.FindStringSubmatch(line); m != nil {
+			g := diffGotRE.FindStringSubmatch(lines[i+1])
+			if g == nil {
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			p := diffPair{line: n}
+			p.want, p.wantOK = unquoteDiff(m[2])
+			p.got, p.gotOK = unquoteDiff(g[1])
+			out = append(out, p)
+			i++
 			continue
 		}
-		g := diffGotRE.FindStringSubmatch(lines[i+1])
-		if g == nil {
-			continue
+		if m := cudaDiffRE.FindStringSubmatch(line); m != nil {
+			g := cudaHIPRE.FindStringSubmatch(lines[i+1])
+			if g == nil {
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			p := diffPair{line: n}
+			p.want, p.wantOK = unquoteDiff(m[3])
+			p.got, p.gotOK = unquoteDiff(g[1])
+			switch m[2] {
+			case "missing line":
+				p.gotOK = false
+			case "extra line":
+				p.wantOK = false
+			}
+			out = append(out, p)
+			i++
 		}
-		n, _ := strconv.Atoi(m[1])
-		p := diffPair{line: n}
-		p.want, p.wantOK = unquoteDiff(m[2])
-		p.got, p.gotOK = unquoteDiff(g[1])
-		out = append(out, p)
-		i++
 	}
 	return out
 }

@@ -1,9 +1,6 @@
-// Package refinement turns a round's verdicts into knowledge and new work:
-// per-category statistics with confidence intervals, the failure taxonomy,
-// long-tail selection and resynthesis of targeted tasks for the next round.
-//
-// This file holds the statistics: pass rates per category with Wilson score
-// intervals, so that 1 of 2 is not read like 500 of 1000.
+// This file holds the statistics: pass rates per category with Wilson
+// score intervals, so that 1 of 2 is not read like 500 of 1000.
+
 package refinement
 
 import (

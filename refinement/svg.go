@@ -26,7 +26,8 @@ var svgPalette = [...]string{"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A
 
 // WriteSVG draws series as a line chart: pass rate (0-100%) against round,
 // a line per series with its 95% intervals as whiskers and a tooltip per
-// point, axes with ticks, and a legend. The (all) series is drawn thick.
+// point, axes with ticks, and a legend. The (all) series is drawn thick;
+// series are spread a few pixels sideways so their whiskers stay apart.
 // The output is a standalone SVG document.
 func WriteSVG(w io.Writer, series []Series) error {
 	var b bytes.Buffer
@@ -88,6 +89,12 @@ func WriteSVG(w io.Writer, series []Series) error {
 		if i >= len(svgPalette) {
 			dash = fmt.Sprintf(` stroke-dasharray="%d 3"`, 2+2*(i/len(svgPalette)))
 		}
+		// Spread the series a little sideways so whiskers at one round do
+		// not hide each other.
+		off := 0.0
+		if n := len(series); n > 1 {
+			off = (float64(i) - float64(n-1)/2) * math.Min(4, 40/float64(n))
+		}
 		width := 2.0
 		if s.Name == AllCategories {
 			width = 3.5
@@ -100,12 +107,12 @@ func WriteSVG(w io.Writer, series []Series) error {
 				if j > 0 {
 					b.WriteByte(' ')
 				}
-				fmt.Fprintf(&b, "%.1f,%.1f", x(p.Round), y(p.PassRate))
+				fmt.Fprintf(&b, "%.1f,%.1f", x(p.Round)+off, y(p.PassRate))
 			}
 			b.WriteString(`"/>` + "\n")
 		}
 		for _, p := range s.Points {
-			px := x(p.Round)
+			px := x(p.Round) + off
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-opacity="0.35" stroke-width="1.5"/>`+"\n",
 				px, y(p.Low), px, y(p.High), color)
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s</title></circle>`+"\n", px, y(p.PassRate), color,

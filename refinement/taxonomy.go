@@ -287,7 +287,7 @@ func scanLines(group []compiledRule, diag string) (name, evidence string, ok boo
 }
 
 // Labels returns every label the taxonomy can give a verdict of lane,
-// sorted, with its documentation (LabelPass, LabelSuspectedCheating and
+// mapped to its documentation (LabelPass, LabelSuspectedCheating and
 // LabelUnknown included).
 func (t *Taxonomy) Labels(lane string) map[string]string {
 	out := map[string]string{

@@ -40,13 +40,22 @@ func c2x86Rules() []Rule {
 	}
 }
 
-// cudaRules are the cuda-synth lane's rules: nvcc front end (EDG) and host
-// compiler diagnostics, ptxas, and CUDA runtime errors as programs and
-// compute-sanitizer print them.
+// cudaRules are the cuda-synth lane's rules (tools/cudasynth): nvcc front
+// end (EDG) and host compiler diagnostics at stage cuda-compile, the
+// lane's own checks (ptx: no kernel; host-asm: no main; sass), hipify's
+// unsupported constructs, hipcc (clang) and the RDNA3 check, and CUDA
+// runtime errors as programs and compute-sanitizer print them.
 func cudaRules() []Rule {
 	cc := []string{ClassCompileError}
+	hip := []string{ClassHIPCompileError}
 	runtime := []string{ClassCrash, ClassWrongOutput, ClassTimeout, ClassResourceLimit}
 	return []Rule{
+		{Label: "compile.no_kernel", Classes: cc, Stages: []string{"ptx"}, Pattern: `defines no kernel|no \.entry`,
+			Doc: "the program defines no __global__ kernel"},
+		{Label: "compile.no_main", Classes: cc, Stages: []string{"host-asm"}, Pattern: `defines no main`,
+			Doc: "the program has no main"},
+		{Label: "compile.sass", Classes: cc, Stages: []string{"sass"},
+			Doc: "the SASS of a target architecture is missing or lacks a kernel"},
 		{Label: "compile.include", Classes: cc, Pattern: `cannot open source file|fatal error: .*: No such file or directory`,
 			Doc: "a header that does not exist"},
 		{Label: "compile.host_device", Classes: cc, Pattern: `calling a __(host|device|global)__ function.* from a __(host|device|global)__ function.* is not allowed|is undefined in device code|cannot be directly read in a device function|not allowed in (device|host) code|a __global__ function call must be configured|__global__ function .* must have a void return type`,
@@ -67,7 +76,17 @@ func cudaRules() []Rule {
 			Doc: "code the compiler cannot parse"},
 		{Label: "compile.ptxas", Classes: cc, Pattern: `ptxas (error|fatal)|uses too much (shared|local) data|too many resources|Entry function .* uses too much`,
 			Doc: "the kernel needs more registers, shared or local memory than the target allows, or PTX assembly failed"},
-		{Label: "compile.other", Classes: cc, Doc: "another compiler error"},
+		{Label: "compile.other", Classes: cc, Doc: "another CUDA compile error"},
+
+		{Label: "hipify.unsupported", Classes: []string{ClassTranslateUnsupported},
+			Doc: "a CUDA construct hipify cannot translate to HIP"},
+		{Label: "hip.rdna3", Classes: hip, Stages: []string{"rdna3"},
+			Doc: "the RDNA3 assembly has the wrong target or lacks a kernel"},
+		{Label: "hip.undefined_identifier", Classes: hip, Pattern: `use of undeclared identifier|identifier ".*" is undefined|was not declared|no member named`,
+			Doc: "the HIP source uses a name HIP does not declare"},
+		{Label: "hip.type", Classes: hip, Pattern: `no matching function for call|cannot initialize|incompatible|no viable conversion|invalid operands`,
+			Doc: "a type error in the HIP build"},
+		{Label: "hip.other", Classes: hip, Doc: "another HIP compile error"},
 
 		{Label: "cuda.illegal_address", Classes: runtime, Pattern: `illegal memory access|Invalid __(global|shared|local)__ (read|write)|out of bounds|cudaErrorIllegalAddress|address .* is out of bounds`,
 			Doc: "a kernel touched memory outside its allocations"},
@@ -89,6 +108,8 @@ func cudaRules() []Rule {
 			Doc: "a device allocation failed"},
 		{Label: "cuda.launch_failure", Classes: runtime, Pattern: `unspecified launch failure|launch failed|cudaErrorLaunchFailure|launch timed out`,
 			Doc: "a kernel failed for a reason the runtime does not name"},
+		{Label: "crash.exit_status", Classes: []string{ClassCrash}, Pattern: `program exit status [1-9]`,
+			Doc: "the program exited with a non-zero status (a failed CUDA error check)"},
 	}
 }
 

@@ -301,7 +301,7 @@ func (r *Runner) viewLandlock(b *Box, devs []string, withView bool) *landlockSpe
 	}
 	rx := append([]string{"/proc"}, r.view.readExec...)
 	if withView {
-		rx = append(rx, "/etc")
+		rx = append(rx, "/etc", "/dev")
 	}
 	return &landlockSpec{
 		ABI:       r.landlockABI,

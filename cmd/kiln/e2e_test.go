@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -75,9 +76,14 @@ func (f *fakeLLM) decide(user string, assistants int) (string, string, string) {
 	}
 	f.mu.Lock()
 	f.requests[fn]++
-	first := f.requests[fn] == 1
+	nreq := f.requests[fn]
 	f.mu.Unlock()
-	if first && b.fault != "" {
+	// "429x2": a storm of two 429s before the answer; other faults hit once.
+	if fault, times, ok := strings.Cut(b.fault, "x"); ok {
+		if n, _ := strconv.Atoi(times); nreq <= n {
+			return fn, fault, ""
+		}
+	} else if nreq == 1 && b.fault != "" {
 		return fn, b.fault, ""
 	}
 	turn := assistants
@@ -425,7 +431,7 @@ func TestEndToEndOpenAI(t *testing.T) {
 		{id: "int_004_digit_sum", turns: []string{"garbage"}, class: "assemble_error", repairs: 1},
 		{id: "int_005_reverse_digits", turns: []string{"hang"}, class: "timeout", repairs: 1},
 		{id: "int_006_mod_pow", turns: []string{"tool", "right"}, pass: true, toolCalls: 1},
-		{id: "int_007_is_leap_year", turns: []string{"right"}, fault: "429", pass: true},
+		{id: "int_007_is_leap_year", turns: []string{"right"}, fault: "429x2", pass: true},
 		{id: "int_008_floor_div_mod", turns: []string{"right"}, fault: "500", pass: true},
 		{id: "int_009_collatz_steps", turns: []string{"right"}, fault: "truncate", pass: true},
 		{id: "int_010_sum_range", turns: []string{"prose"}, class: "no_answer", repairs: 1},
@@ -574,5 +580,29 @@ func TestUnreachableEndpoint(t *testing.T) {
 	n, _ := st.Counts(ctx, c.ID, -1)
 	if c.State != runs.CampaignFailed || n.Done != 0 || n.Queued != 3 {
 		t.Errorf("state %s counts %+v", c.State, n)
+	}
+}
+
+// TestBadSpec: kiln run names file, line and field of every problem, exits
+// 2, and records nothing.
+func TestBadSpec(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.yaml")
+	body := "name: bad\nlane: c2x86\nsampling: {temprature: 0.2}\nmodels:\n  - {name: m, kind: openai, model: x, concurrency: 0}\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	code, _, errs := runKiln(t, context.Background(), "run", "--data", data, p)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, errs)
+	}
+	for _, want := range []string{"bad.yaml:3: sampling.temprature: unknown field", "bad.yaml:5: models[0].base_url", "bad.yaml:5: models[0].concurrency"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "kiln.db")); err == nil {
+		t.Errorf("a bad spec created a run database")
 	}
 }

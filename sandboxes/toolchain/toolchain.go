@@ -296,6 +296,63 @@ func (r *Registry) GPU() GPU {
 // DeviceLibDir is the derived AMD device-library folder ("" when none).
 func (r *Registry) DeviceLibDir() string { return r.libDir }
 
+// sandboxSystemDirs are visible in every sandbox view already.
+var sandboxSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// toolConfigFiles are files outside the system folders that a tool reads
+// on every call.
+var toolConfigFiles = map[string][]string{
+	NVCC: {"/etc/nvcc.profile"}, // Debian's nvcc finds its libraries and gcc-11 wrapper through it
+}
+
+// SandboxPaths lists the host paths a sandbox must show (read-only) for the
+// found tools to work: their configuration files outside /usr (Debian's
+// /etc/nvcc.profile), the derived device-library folder, and the
+// installation folders of tools that live outside the system folders
+// (/opt/rocm, ...). Pass them as sandboxes.Config.ReadOnlyPaths. Every
+// path exists and is clean.
+func (r *Registry) SandboxPaths() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if p == "/" || seen[p] {
+			return
+		}
+		for _, sys := range sandboxSystemDirs {
+			if p == sys || strings.HasPrefix(p, sys+"/") {
+				return
+			}
+		}
+		if _, err := os.Stat(p); err != nil {
+			return
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	for _, name := range r.names() {
+		t := r.tools[name]
+		if !t.Found() {
+			continue
+		}
+		for _, f := range toolConfigFiles[name] {
+			add(f)
+		}
+		// /opt/rocm-5.2/bin/hipcc -> /opt/rocm-5.2
+		if real, err := filepath.EvalSymlinks(t.Path); err == nil {
+			add(filepath.Dir(filepath.Dir(real)))
+		}
+	}
+	if r.rocmDir != "" {
+		add(r.rocmDir)
+	}
+	if r.libDir != "" {
+		add(r.libDir)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // HIPArgs returns the hipcc flags for an AMD offload arch: the arch and,
 // when derived device libraries exist, --rocm-device-lib-path.
 func (r *Registry) HIPArgs(arch string) []string {

@@ -161,7 +161,9 @@ const (
 
 // Config configures a Lane.
 type Config struct {
-	// Sandbox runs every compile and program. Required.
+	// Sandbox runs every compile and program. Required. Its
+	// ReadOnlyPaths must include Toolchains.SandboxPaths() (Debian's
+	// /etc/nvcc.profile, the derived device libraries).
 	Sandbox *sandboxes.Runner
 	// Toolchains says where nvcc, cuobjdump and hipcc are, their versions
 	// (part of every cache key) and whether a GPU is present. Required.
@@ -209,19 +211,20 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DefaultBuildLimits bound nvcc, cuobjdump and hipcc runs. RLIMIT_AS is off:
-// nvcc's front end and hipcc's clang reserve address space freely; wall,
-// CPU, file size and processes still bound them.
+// DefaultBuildLimits bound nvcc, cuobjdump and hipcc runs. RLIMIT_AS is off
+// (nvcc's front end and hipcc's clang reserve address space freely); the
+// cgroup RSS limit, wall, CPU, file size and processes bound them.
 func DefaultBuildLimits() sandboxes.Limits {
 	return sandboxes.Limits{Wall: 180 * time.Second, CPU: 180 * time.Second, Memory: sandboxes.NoLimit,
-		Procs: 256, FileSize: 512 << 20, OpenFiles: 1024, Output: 1 << 20}
+		RSS: 4 << 30, Procs: 256, FileSize: 512 << 20, OpenFiles: 1024, Output: 1 << 20}
 }
 
 // DefaultRunLimits bound the built programs. CPU is above Wall so a spin
-// reads as a timeout; no address-space limit (CUDA needs it off).
+// reads as a timeout; no address-space limit (CUDA needs it off), RSS
+// bounds host memory instead.
 func DefaultRunLimits() sandboxes.Limits {
 	return sandboxes.Limits{Wall: 60 * time.Second, CPU: 120 * time.Second, Memory: sandboxes.NoLimit,
-		Procs: 256, FileSize: 64 << 20, OpenFiles: 1024, Output: 1 << 20}
+		RSS: 16 << 30, Procs: 256, FileSize: 64 << 20, OpenFiles: 1024, Output: 1 << 20}
 }
 
 func (c Config) withDefaults() Config {

@@ -437,7 +437,7 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 	start := time.Now()
 	var res [2]sandboxes.Result
 	for i, exe := range []string{cudaExe, hipExe} {
-		r, err := box.Run(ctx, sandboxes.Spec{Argv: []string{"./" + exe}, Limits: cfg.RunLimits, KillOnOutputCap: true})
+		r, err := box.Run(ctx, sandboxes.Spec{Argv: []string{"./" + exe}, Limits: cfg.RunLimits, KillOnOutputCap: true, GPU: true})
 		if err != nil {
 			return fmt.Errorf("run %s: %w", exe, err)
 		}

@@ -283,6 +283,10 @@ func argEdit(src string, sig []token, callee int, a Action) ([]edit, [2]int, str
 		if sig[j].kind != tokPunct {
 			continue
 		}
+		if k := templateClose(src, sig, j); k > 0 {
+			j = k // kern<float, 16>: its comma does not split arguments
+			continue
+		}
 		switch src[sig[j].start:sig[j].end] {
 		case "(", "[", "{":
 			depth++
@@ -392,4 +396,46 @@ func declSpecifier(w string) bool {
 		return true
 	}
 	return false
+}
+
+// templateClose returns the index of the '>' closing a template argument
+// list opened by the '<' at sig[j], or 0 when sig[j] does not open one. It
+// is a heuristic (C++ needs name lookup to know): the '<' follows an
+// identifier, the list holds only names, numbers, '::', ',', '*', '&' and
+// nested lists, and the token after '>' cannot continue a comparison.
+func templateClose(src string, sig []token, j int) int {
+	text := func(i int) string { return src[sig[i].start:sig[i].end] }
+	if text(j) != "<" || j == 0 || sig[j-1].kind != tokIdent {
+		return 0
+	}
+	depth := 0
+	for k := j; k < len(sig); k++ {
+		switch sig[k].kind {
+		case tokIdent, tokNumber:
+			continue
+		case tokPunct:
+		default:
+			return 0
+		}
+		switch text(k) {
+		case "<":
+			depth++
+		case ">":
+			depth--
+			if depth > 0 {
+				continue
+			}
+			if k+1 < len(sig) {
+				switch text(k + 1) {
+				case "(", ")", ",", "::", "{", ";", ">":
+					return k
+				}
+			}
+			return 0
+		case ",", "::", "*", "&":
+		default:
+			return 0
+		}
+	}
+	return 0
 }

@@ -176,6 +176,9 @@ func TestCallArgumentActions(t *testing.T) {
 		{"wrap expression", "cudaMemcpyToSymbol(tbl[0], h, 4, 0, cudaMemcpyHostToDevice);", "hipMemcpyToSymbol(HIP_SYMBOL(tbl[0]), h, 4, 0, hipMemcpyHostToDevice);"},
 		{"wrap kernel pointer", "cudaFuncSetCacheConfig(kern<float>, cudaFuncCachePreferShared);", "hipFuncSetCacheConfig(reinterpret_cast<const void*>(kern<float>), hipFuncCachePreferShared);"},
 		{"wrap in macro argument", "CHECK(cudaFuncGetAttributes(&a, k));", "CHECK(hipFuncGetAttributes(&a, reinterpret_cast<const void*>(k)));"},
+		{"template comma", "cudaFuncGetAttributes(&a, kern<float, 16>);", "hipFuncGetAttributes(&a, reinterpret_cast<const void*>(kern<float, 16>));"},
+		{"nested template", "cudaFuncSetAttribute(k<A<int, 2>, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, n);", "hipFuncSetAttribute(reinterpret_cast<const void*>(k<A<int, 2>, 3>), hipFuncAttributeMaxDynamicSharedMemorySize, n);"},
+		{"comparison is not a template", "x = __shfl_sync(m, a < b, c > d);", "x = __shfl(a < b, c > d);"},
 		{"launch kept", "k<<<grid, block, smem, stream>>>(a, n);", "k<<<grid, block, smem, stream>>>(a, n);"},
 	}
 	for _, tc := range cases {

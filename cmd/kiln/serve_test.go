@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kiln-dev/kiln/cmd/kiln/internal/api"
+)
+
+// syncBuffer is a goroutine-safe strings.Builder.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServe runs "kiln serve" in-process and drives it through the HTTP API:
+// a bad spec is refused with the field named, a campaign submitted over HTTP
+// runs to the end while its events stream, a second one is cancelled, and a
+// soft stop ends the daemon.
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	it := corpusItem(t, "int_001_gcd_unsigned")
+	slow := corpusItem(t, "int_002_lcm_checked")
+	lines := []string{}
+	for _, x := range []struct {
+		fn, resp string
+	}{
+		{it.Function, "```asm\n" + gccAsm(t, it, "-O0") + "```"},
+		{slow.Function, "```asm\n" + gccAsm(t, slow, "-O0") + "```"},
+	} {
+		b, _ := json.Marshal(map[string]string{"match": "`" + x.fn + "`", "response": x.resp})
+		lines = append(lines, string(b))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "answers.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	soft := make(chan struct{})
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", filepath.Join(dir, "data"), "--addr", addr, "--spec-root", dir},
+			env{stdout: &stderr, stderr: &stderr, getenv: func(string) string { return "" }, soft: soft})
+	}()
+	cl := &api.Client{BaseURL: "http://" + addr}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := cl.List(ctx); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not come up: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A bad spec: 400 naming line and field.
+	_, err = cl.Submit(ctx, []byte("name: x\nlane: c2x86\nconcurency: 3\nmodels: [{name: m, kind: script, script: answers.jsonl}]\n"))
+	var bad *api.BadSpec
+	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "spec.yaml:3: concurency: unknown field") {
+		t.Fatalf("bad spec: %v", err)
+	}
+
+	// Corpus folders of one item each.
+	mk := func(name string, item string) {
+		d := filepath.Join(dir, name, item)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		x := corpusItem(t, item)
+		meta, _ := json.Marshal(map[string]any{"function": x.Function, "categories": x.Categories})
+		for n, body := range map[string]string{"meta.json": string(meta), "function.c": x.Files["function.c"], "driver.c": x.Files["driver.c"]} {
+			if err := os.WriteFile(filepath.Join(d, n), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mk("one", it.ID)
+	mk("slow", slow.ID)
+	quick := []byte("name: quick\nlane: c2x86\ntasks: {corpus: one, samples_per_task: 3}\n" +
+		"models: [{name: m, kind: script, script: answers.jsonl}]\nconcurrency: 2\n")
+	info, err := cl.Submit(ctx, quick)
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	ch, err := cl.Watch(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last api.Progress
+	events := 0
+	for p := range ch {
+		last = p
+		events++
+	}
+	if events == 0 || last.State != "done" || last.Done != 3 || last.Pass != 3 {
+		t.Fatalf("events %d, last %+v", events, last)
+	}
+	got, err := cl.Show(ctx, info.ID)
+	if err != nil || got.State != "done" || got.Counts["pass"] != 3 {
+		t.Fatalf("show: %+v %v", got, err)
+	}
+
+	// A slow campaign (10 s per answer) is cancelled while it runs.
+	slowSpec := []byte("name: slow\nlane: c2x86\ntasks: {corpus: slow, samples_per_task: 4}\n" +
+		"models: [{name: m, kind: script, script: answers.jsonl, latency: 10s}]\nconcurrency: 2\n")
+	sinfo, err := cl.Submit(ctx, slowSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := cl.Cancel(ctx, sinfo.ID); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	got, err = cl.Show(ctx, sinfo.ID)
+	if err != nil || got.State != "cancelled" || got.Counts["done"] != 0 || got.Counts["queued"] != 4 {
+		t.Fatalf("after cancel: %+v %v", got, err)
+	}
+	if err := cl.Cancel(ctx, sinfo.ID); !errors.Is(err, api.ErrConflict) {
+		t.Fatalf("second cancel: %v", err)
+	}
+	list, err := cl.List(ctx)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("list: %d %v", len(list), err)
+	}
+
+	close(soft)
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+// TestServeRefusesPublicAddressWithoutToken: the API binds loopback unless
+// a token is configured.
+func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
+	code, _, errs := runKiln(t, context.Background(), "serve", "--data", t.TempDir(), "--addr", "0.0.0.0:0")
+	if code != 2 || !strings.Contains(strings.ToLower(errs), "token") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
