@@ -13,15 +13,36 @@ export DEBIAN_FRONTEND=noninteractive
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# enable_contrib adds the contrib and non-free components (nvidia-cuda-toolkit
+# lives there) to Debian's apt sources, in either format.
+enable_contrib() {
+	local f=/etc/apt/sources.list.d/debian.sources
+	if [ -f "$f" ] && ! grep -q '^Components:.*contrib' "$f"; then
+		as_root sed -i -E 's/^(Components:.*\bmain\b)(.*)$/\1 contrib non-free\2/' "$f"
+		return 0
+	fi
+	f=/etc/apt/sources.list
+	if [ -f "$f" ] && grep -qE '^deb .* main' "$f" && ! grep -qE '^deb .* main.*contrib' "$f"; then
+		as_root sed -i -E 's/^(deb .* main)(.*)$/\1 contrib non-free\2/' "$f"
+		return 0
+	fi
+	return 1
+}
+
 install() {
 	# gcc/binutils: the c2x86 lane's reference compiler, assembler and linker.
-	# util-linux/procps: used by the sandbox tests to inspect process trees.
-	local pkgs=(gcc libc6-dev binutils make ca-certificates git procps util-linux)
+	# nvidia-cuda-toolkit (nvcc 11.8, contrib/non-free), hipcc, libamdhip64-dev,
+	# rocm-device-libs, llvm-15: the CUDA and HIP lanes (see the design notes).
+	# bubblewrap, libseccomp-dev: sandbox layers. procps: process checks in tests.
+	local pkgs=(gcc libc6-dev binutils make ca-certificates git procps util-linux
+		nvidia-cuda-toolkit hipcc libamdhip64-dev rocm-device-libs llvm-15 libhiprand-dev librocrand-dev
+		bubblewrap)
 	local missing=()
 	for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 	if ! command -v go >/dev/null 2>&1; then missing+=(golang-go); fi
 	if [ "${#missing[@]}" -gt 0 ]; then
 		echo "setup: installing ${missing[*]}"
+		enable_contrib || true
 		as_root apt-get update -q
 		as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
 	fi

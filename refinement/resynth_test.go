@@ -440,4 +440,7 @@ func TestSourceHash(t *testing.T) {
 	if TaskHash(runs.Task{Lane: LaneC2X86, Files: map[string]string{"function.c": "int f(void){return 1;}"}}) != a {
 		t.Fatal("TaskHash differs from SourceHash")
 	}
+	if TaskHash(runs.Task{Lane: LaneC2X86, Files: map[string]string{"function.c": "int f(void){return 1;}"}, Prompt: "Translate f"}) != a {
+		t.Fatal("a c2x86 task's rendered prompt changes its hash")
+	}
 }

@@ -55,13 +55,14 @@ func (l Label) String() string {
 
 // Rule maps a failing verdict to a fine label. A rule applies when the
 // verdict's class is one of Classes and its stage one of Stages (empty
-// lists accept any). Then:
+// lists accept any). A rule has at most one of:
 //
-//   - Match, when set, decides on the whole diagnostic (and gives the
+//   - Match, which decides on the whole diagnostic (and gives the
 //     evidence);
-//   - else Pattern, when set, is an RE2 expression matched case-
-//     insensitively against each diagnostic line;
-//   - a rule with neither is a fallback.
+//   - Pattern, an RE2 expression matched case-insensitively against each
+//     diagnostic line;
+//
+// and a rule with neither is a fallback.
 //
 // Classification walks the applicable rules in table order (the lane's
 // table, then the generic one). A run of consecutive Pattern rules is
@@ -121,6 +122,9 @@ func NewTaxonomy(tables ...LaneTable) (*Taxonomy, error) {
 		for i, r := range lt.Rules {
 			if r.Label == "" {
 				return nil, fmt.Errorf("taxonomy %q: rule %d has no label", lt.Lane, i)
+			}
+			if r.Pattern != "" && r.Match != nil {
+				return nil, fmt.Errorf("taxonomy %q: rule %s has both a pattern and a match function", lt.Lane, r.Label)
 			}
 			cr := compiledRule{Rule: r}
 			if r.Pattern != "" {

@@ -4,10 +4,13 @@ package refinement
 // so no package state can be changed through them. Patterns are RE2,
 // matched case-insensitively per diagnostic line (see Rule).
 
-var (
-	buildStages = []string{"extract", "convert", "assemble", "compile", "link"}
-	runStages   = []string{"run", "compare", "profile"}
-)
+// buildStages are the stages where a timeout means a build step ran out
+// of time (timeout.build) rather than the program (timeout).
+func buildStages() []string {
+	return []string{"extract", "convert", "assemble", "compile", "link",
+		// tools/cudasynth's build stages.
+		"cuda-compile", "ptx", "sass", "host-asm", "hipify", "hip-compile-amd", "rdna3", "hip-compile-nvidia"}
+}
 
 // c2x86Rules are the C -> x86-64 lane's rules: GNU as and ld diagnostics
 // (as the lane quotes them: "answer.s:12: Error: ...", "ld: ...") and the
@@ -108,7 +111,9 @@ func cudaRules() []Rule {
 			Doc: "a device allocation failed"},
 		{Label: "cuda.launch_failure", Classes: runtime, Pattern: `unspecified launch failure|launch failed|cudaErrorLaunchFailure|launch timed out`,
 			Doc: "a kernel failed for a reason the runtime does not name"},
-		{Label: "crash.exit_status", Classes: []string{ClassCrash}, Pattern: `program exit status [1-9]`,
+		// A Match rule, so that a runtime error named in stderr (the rules
+		// above, scanned as one group) wins over the status line before it.
+		{Label: "crash.exit_status", Classes: []string{ClassCrash}, Match: matchExitStatus,
 			Doc: "the program exited with a non-zero status (a failed CUDA error check)"},
 	}
 }
@@ -143,7 +148,7 @@ func genericRules() []Rule {
 		{Label: "crash.trap", Classes: crash, Pattern: `SIGTRAP`, Doc: "a breakpoint trap (int3)"},
 		{Label: "crash.other", Classes: crash, Doc: "killed by another signal"},
 
-		{Label: "timeout.build", Classes: []string{ClassTimeout}, Stages: buildStages,
+		{Label: "timeout.build", Classes: []string{ClassTimeout}, Stages: buildStages(),
 			Doc: "a build step ran out of time"},
 		{Label: "timeout", Classes: []string{ClassTimeout}, Doc: "the program did not finish in time (endless loop, wrong branch)"},
 

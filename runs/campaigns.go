@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-const campaignCols = `id, name, lane, spec, spec_dir, state, round, note, created_at, updated_at`
+const campaignCols = `id, name, lane, spec, spec_dir, parent, state, round, note, created_at, updated_at`
 
 func scanCampaign(sc scanner) (Campaign, error) {
 	var (
@@ -16,7 +16,7 @@ func scanCampaign(sc scanner) (Campaign, error) {
 		state            string
 		created, updated sql.NullString
 	)
-	if err := sc.Scan(&c.ID, &c.Name, &c.Lane, &c.Spec, &c.SpecDir, &state, &c.Round, &c.Note, &created, &updated); err != nil {
+	if err := sc.Scan(&c.ID, &c.Name, &c.Lane, &c.Spec, &c.SpecDir, &c.Parent, &state, &c.Round, &c.Note, &created, &updated); err != nil {
 		return Campaign{}, err
 	}
 	c.State = CampaignState(state)
@@ -44,8 +44,8 @@ func (s *Store) CreateCampaign(ctx context.Context, c Campaign) (Campaign, error
 	if c.Spec == nil {
 		c.Spec = []byte{}
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO campaigns (`+campaignCols+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		c.ID, c.Name, c.Lane, c.Spec, c.SpecDir, string(c.State), c.Round, c.Note, fmtTime(now), fmtTime(now))
+	_, err := s.w.ExecContext(ctx, `INSERT INTO campaigns (`+campaignCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		c.ID, c.Name, c.Lane, c.Spec, c.SpecDir, c.Parent, string(c.State), c.Round, c.Note, fmtTime(now), fmtTime(now))
 	if err != nil {
 		return Campaign{}, fmt.Errorf("create campaign: %w", err)
 	}

@@ -124,6 +124,7 @@ CREATE TABLE campaigns (
 	lane       TEXT NOT NULL,
 	spec       BLOB,
 	spec_dir   TEXT NOT NULL DEFAULT '',
+	parent     TEXT NOT NULL DEFAULT '',
 	state      TEXT NOT NULL CHECK (state IN ('queued','running','cancelled','done','failed')),
 	round      INTEGER NOT NULL DEFAULT 0 CHECK (round >= 0),
 	note       TEXT NOT NULL DEFAULT '',
@@ -204,6 +205,19 @@ CREATE TABLE verdicts (
 ) STRICT;
 -- A task is judged once: at most one original verdict per task.
 CREATE UNIQUE INDEX verdicts_task_original ON verdicts (task_id) WHERE revision = 0;
+
+-- What a refinement campaign decided after each round: a draft while the
+-- next round is being prepared, final once it started (or the campaign
+-- stopped). The record is the caller's JSON.
+CREATE TABLE rounds (
+	campaign_id TEXT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+	round       INTEGER NOT NULL CHECK (round >= 0),
+	final       INTEGER NOT NULL CHECK (final IN (0, 1)),
+	record      TEXT NOT NULL,
+	created_at  TEXT NOT NULL,
+	updated_at  TEXT NOT NULL,
+	PRIMARY KEY (campaign_id, round)
+) STRICT;
 `}
 }
 

@@ -138,8 +138,8 @@ func TestCampaignCRUD(t *testing.T) {
 
 	// Two ids sharing a prefix: ambiguous.
 	for _, id := range []string{"abcd0000-0000-4000-8000-000000000001", "abcd0000-0000-4000-8000-000000000002"} {
-		if _, err := s.w.ExecContext(ctx, `INSERT INTO campaigns (`+campaignCols+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-			id, "x", "c2x86", []byte{}, "/specs", "queued", 0, "", fmtTime(clk.now()), fmtTime(clk.now())); err != nil {
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO campaigns (`+campaignCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+			id, "x", "c2x86", []byte{}, "/specs", "", "queued", 0, "", fmtTime(clk.now()), fmtTime(clk.now())); err != nil {
 			t.Fatal(err)
 		}
 	}

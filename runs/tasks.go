@@ -61,6 +61,20 @@ func (s *Store) AddTasks(ctx context.Context, campaignID string, tasks []Task) (
 		return 0, fmt.Errorf("add tasks: %w", err)
 	}
 	defer tx.Rollback()
+	added, err := s.addTasks(ctx, tx, campaignID, tasks)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("add tasks: %w", err)
+	}
+	s.log.Debug("tasks added", "run", campaignID, "added", added, "offered", len(tasks))
+	return added, nil
+}
+
+// addTasks inserts tasks inside tx (see AddTasks; keys and rounds are
+// checked by the caller).
+func (s *Store) addTasks(ctx context.Context, tx *sql.Tx, campaignID string, tasks []Task) (int, error) {
 	var lane string
 	if err := tx.QueryRowContext(ctx, `SELECT lane FROM campaigns WHERE id = ?`, campaignID).Scan(&lane); err != nil {
 		return 0, fmt.Errorf("add tasks: campaign %s: %w", campaignID, notFound(err))
@@ -105,10 +119,6 @@ func (s *Store) AddTasks(ctx context.Context, campaignID string, tasks []Task) (
 		}
 		added += int(n)
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("add tasks: %w", err)
-	}
-	s.log.Debug("tasks added", "run", campaignID, "added", added, "offered", len(tasks))
 	return added, nil
 }
 

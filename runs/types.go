@@ -68,7 +68,10 @@ type Campaign struct {
 	Spec           []byte // YAML as submitted
 	// SpecDir is the folder the spec's relative paths (corpus, script)
 	// resolve against: the spec file's folder when it was submitted.
-	SpecDir   string
+	SpecDir string
+	// Parent is the id of the campaign this one was forked from
+	// (ForkCampaign), "" for a campaign created from a spec.
+	Parent    string
 	State     CampaignState
 	Round     int
 	Note      string

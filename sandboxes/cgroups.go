@@ -119,7 +119,7 @@ func ownDir(m cgroupMount, path string) (string, bool) {
 // setupCgroups finds the hierarchies, reclaims stale instances left by
 // dead daemons and creates this instance's directories. It returns nil and
 // why when memory and pids cannot both be limited.
-func setupCgroups(instance string, alive func(string) bool) (*cgroups, error) {
+func setupCgroups(instance, parentPath string, alive func(string) bool) (*cgroups, error) {
 	mounts, err := cgroupMounts()
 	if err != nil {
 		return nil, fmt.Errorf("read mountinfo: %w", err)
@@ -127,6 +127,14 @@ func setupCgroups(instance string, alive func(string) bool) (*cgroups, error) {
 	own, err := ownCgroups()
 	if err != nil {
 		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
+	}
+	if parentPath != "" {
+		for k := range own {
+			own[k] = parentPath
+		}
+		for _, c := range []string{"", "memory", "pids"} {
+			own[c] = parentPath
+		}
 	}
 	var memH, pidsH, killH *cgroupHier
 	var v2why string
@@ -270,7 +278,17 @@ func prepareInstance(base, instance string, h *cgroupHier, alive func(string) bo
 			}
 		}
 	}
-	if err := os.Mkdir(h.dir, 0o755); err != nil {
+	err := os.Mkdir(h.dir, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		// Another Runner's Close removed the (then empty) parent: again.
+		if err = os.Mkdir(parent, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			if h.v2 {
+				enableControllers(parent, h)
+			}
+			err = os.Mkdir(h.dir, 0o755)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if h.v2 {
@@ -299,6 +317,9 @@ func (c *cgroups) remove() {
 	}
 	for _, h := range c.hiers {
 		removeCgroupTree(h.dir, h.v2)
+		// The shared parent too, once no instance is left in it (it sits
+		// in the daemon's own cgroup, which its manager may want to remove).
+		_ = syscall.Rmdir(filepath.Dir(h.dir))
 	}
 }
 

@@ -123,6 +123,14 @@ type Config struct {
 	// lifts a cap.
 	ScratchSize   int64
 	ScratchInodes int64
+	// CgroupParent is the cgroup (a path as in /proc/self/cgroup, such as
+	// /system.slice/kiln.service) under which the per-run cgroups are made,
+	// in every hierarchy; empty means the daemon's own cgroup. On a pure
+	// cgroup v2 host the daemon's own cgroup usually cannot hand memory and
+	// pids to children (v2 forbids controllers below a cgroup with
+	// processes in it): delegate a subtree (systemd Delegate=yes with
+	// DelegateSubgroup=daemon puts kiln in a leaf) and name its top here.
+	CgroupParent string
 	// ReadOnlyPaths are host paths (directories or files) bound read-only,
 	// at the same path, into the view of every run, beside the system
 	// directories (/usr, /bin, /sbin, /lib*, a minimal /etc). Name only
@@ -210,6 +218,11 @@ func (c Config) Validate() error {
 	if c.ScratchSize < NoLimit || c.ScratchInodes < NoLimit {
 		return errors.New("sandboxes config: negative scratch cap (use NoLimit)")
 	}
+	for _, sys := range append(append([]string{"/etc", "/dev", "/proc", "/sys"}, viewSystemPaths...), c.ReadOnlyPaths...) {
+		if within(sys, c.ScratchRoot) {
+			return fmt.Errorf("sandboxes config: scratch root %q lies in %s, which runs see read-only", c.ScratchRoot, sys)
+		}
+	}
 	for _, p := range c.ReadOnlyPaths {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
 			return fmt.Errorf("sandboxes config: read-only path %q must be absolute, clean and not /", p)
@@ -217,6 +230,9 @@ func (c Config) Validate() error {
 		if within(c.ScratchRoot, p) || within(p, c.ScratchRoot) {
 			return fmt.Errorf("sandboxes config: read-only path %q overlaps the scratch root", p)
 		}
+	}
+	if c.CgroupParent != "" && (!filepath.IsAbs(c.CgroupParent) || filepath.Clean(c.CgroupParent) != c.CgroupParent) {
+		return fmt.Errorf("sandboxes config: cgroup parent %q must be an absolute, clean cgroup path", c.CgroupParent)
 	}
 	for _, l := range c.AllowMissing {
 		if !l.known() {
@@ -245,5 +261,5 @@ func (c Config) allowed(l Layer) bool {
 // within reports whether path is dir or below it (both clean, absolute).
 func within(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
-	return err == nil && filepath.IsLocal(rel) || rel == "."
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
 }

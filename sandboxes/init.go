@@ -47,8 +47,8 @@ type initSpec struct {
 	// InitUID (= gid) is what stage 1 drops to once stage 2 is started;
 	// -1 keeps it.
 	InitUID int `json:"init_uid"`
-	// DropCaps makes stage 1 clear its capabilities (those of a user
-	// namespace, rootless) before it starts stage 2.
+	// DropCaps makes stage 2 clear the capabilities it inherited from
+	// stage 1 (those of a user namespace, rootless) before exec.
 	DropCaps bool `json:"drop_caps,omitempty"`
 	// View is mounted by stage 1 (nil: the host's filesystem); InView
 	// tells stage 2 that it runs in one.
@@ -164,12 +164,6 @@ func runStageInit(spec initSpec) int {
 	if spec.View != nil {
 		if err := setupView(spec.View, spec.Dir); err != nil {
 			rep.InitError = layerErr(LayerFilesystem, "%v", err)
-			return 0
-		}
-	}
-	if spec.DropCaps {
-		if err := dropAllCaps(); err != nil {
-			rep.InitError = "drop capabilities: " + err.Error()
 			return 0
 		}
 	}
@@ -291,19 +285,19 @@ func dropToUID(uid int) error {
 	return nil
 }
 
-// dropAllCaps clears every capability set of every thread (rootless: the
-// user namespace's capabilities, which stage 1 needed for the view).
-func dropAllCaps() error {
-	if _, _, e := syscall.AllThreadsSyscall6(syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
-		return fmt.Errorf("clear ambient: %v", e)
+// dropThreadCaps clears the calling thread's capability sets (rootless:
+// those stage 1 kept from its user namespace to build the view). The
+// target is exec'd from this thread as a non-root uid, so it starts with
+// none.
+func dropThreadCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient: %w", err)
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
-		return fmt.Errorf("capset: %v", e)
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
 	}
-	runtime.KeepAlive(&hdr)
-	runtime.KeepAlive(&data)
 	return nil
 }
 
@@ -418,6 +412,11 @@ func runStageTarget(spec initSpec) int {
 			return fail("%s", layerErr(LayerSeccomp, "no filter for %s", runtime.GOARCH))
 		}
 		prog = unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	}
+	if spec.DropCaps {
+		if err := dropThreadCaps(); err != nil {
+			return fail("drop capabilities: %v", err)
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("%s", layerErr(LayerNoNewPrivs, "%v", err))

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -149,12 +148,15 @@ func TestSeccompDenies(t *testing.T) {
 func TestGPUSpecWithoutDevices(t *testing.T) {
 	t.Parallel()
 	b := openBox(t)
-	res := run(t, b, Spec{Argv: []string{"sh", "-c", "ls /dev"}, GPU: true, Limits: Limits{Memory: NoLimit}})
+	res := run(t, b, Spec{Argv: []string{"sh", "-c", "ls /dev; ulimit -v"}, GPU: true, Limits: Limits{Memory: 1 << 30}})
 	if !res.OK() {
 		t.Fatalf("%s %s", res.Describe(), res.Stderr)
 	}
 	if len(gpuDevices()) == 0 && strings.Contains(string(res.Stdout), "nvidia") {
 		t.Errorf("nvidia nodes without a GPU: %s", res.Stdout)
+	}
+	if !strings.HasSuffix(string(res.Stdout), "unlimited\n") {
+		t.Errorf("GPU run keeps an address-space limit: %q", res.Stdout)
 	}
 }
 
@@ -255,5 +257,15 @@ func TestTrampolineNotSignalable(t *testing.T) {
 	if string(res.Stdout) != "survived\n" || res.ExitCode != 0 {
 		t.Fatalf("%s, stdout %q stderr %q", res.Describe(), res.Stdout, res.Stderr)
 	}
-	_ = syscall.SIGKILL
+}
+
+func TestNewSession(t *testing.T) {
+	t.Parallel()
+	b := openBox(t)
+	// The target's session is led by the trampoline (PID 1 of the box),
+	// not the test's.
+	res := run(t, b, Spec{Argv: []string{"cut", "-d", " ", "-f", "6", "/proc/self/stat"}})
+	if !res.OK() || strings.TrimSpace(string(res.Stdout)) != "1" {
+		t.Fatalf("%s: session %q, want 1", res.Describe(), res.Stdout)
+	}
 }

@@ -15,6 +15,9 @@ type landlockSpec struct {
 	ReadExec []string `json:"rx,omitempty"`
 	// ReadWrite paths (the scratch) allow everything but device nodes.
 	ReadWrite []string `json:"rw,omitempty"`
+	// Write paths may be read and written, not created in or removed
+	// from (/proc for GPU runs).
+	Write []string `json:"w,omitempty"`
 	// Devices may be read, written and ioctl'ed (files only).
 	Devices []string `json:"dev,omitempty"`
 }
@@ -105,12 +108,14 @@ func (s *landlockSpec) apply() error {
 	defer unix.Close(int(rfd))
 	readExec := uint64(unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR)
 	readWrite := fs &^ (unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+	write := uint64(unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR |
+		unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE)
 	device := uint64(unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
 		unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
 	for _, group := range []struct {
 		paths  []string
 		rights uint64
-	}{{s.ReadExec, readExec}, {s.ReadWrite, readWrite}, {s.Devices, device}} {
+	}{{s.ReadExec, readExec}, {s.ReadWrite, readWrite}, {s.Devices, device}, {s.Write, write}} {
 		for _, p := range group.paths {
 			if err := landlockAddPath(int(rfd), p, group.rights&fs); err != nil {
 				return err

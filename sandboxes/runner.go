@@ -120,9 +120,11 @@ type Spec struct {
 	// Limits.Output (Killed = KillOutput) instead of discarding the rest.
 	KillOnOutputCap bool
 	// GPU makes the host's GPU device nodes (/dev/nvidia*, /dev/nvidia-caps,
-	// /dev/dri) visible and usable in the run. GPU programs also need
-	// Limits.Memory = NoLimit (CUDA reserves far more address space than it
-	// uses; keep Limits.RSS as the memory bound). Untested without a GPU.
+	// /dev/dri) visible and usable in the run, and turns the address-space
+	// limit (Limits.Memory) off: CUDA reserves far more address space than
+	// it uses (4 GiB breaks cudaMalloc), so Limits.RSS is then the memory
+	// bound. The driver's user-space libraries must be in the view (under
+	// /usr, or Config.ReadOnlyPaths). Not yet tested on a GPU host.
 	GPU bool
 }
 
@@ -239,7 +241,7 @@ func (r *Runner) detect() (layerSet, error) {
 	ls.set(LayerRlimits, true, "%s", strings.Join(r.rlimitNames(), ", "))
 	ls.set(LayerNoNewPrivs, true, "set before exec")
 
-	if cg, err := setupCgroups(r.instance, instanceAlive); err != nil {
+	if cg, err := setupCgroups(r.instance, cfg.CgroupParent, instanceAlive); err != nil {
 		ls.set(LayerCgroups, false, "%v", err)
 	} else {
 		r.cg = cg
@@ -689,6 +691,9 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	}
 	r := b.r
 	lim := spec.Limits.WithDefaults(r.cfg.Defaults)
+	if spec.GPU {
+		lim.Memory = NoLimit // CUDA reserves far more address space than it uses
+	}
 	// No environment is inherited: only these and Spec.Env.
 	env := append([]string{"PATH=" + r.cfg.Path, "HOME=" + b.dir, "TMPDIR=" + b.dir, "LC_ALL=C"}, spec.Env...)
 	is := initSpec{
@@ -715,7 +720,7 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	} else if spec.GPU {
 		devs = append(devs, gpuDevices()...)
 	}
-	is.Landlock = r.viewLandlock(b, devs, r.useView)
+	is.Landlock = r.viewLandlock(b, devs, r.useView, spec.GPU)
 	var rc *runCgroup
 	if r.cg != nil {
 		var err error
@@ -779,8 +784,10 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 		WaitDelay:  time.Second,
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags: r.cloneflags,
-			Setpgid:    true,
-			Pdeathsig:  syscall.SIGKILL,
+			// A session of its own (no controlling terminal; also a process
+			// group, the kill belt below).
+			Setsid:    true,
+			Pdeathsig: syscall.SIGKILL,
 		},
 	}
 	if len(spec.Stdin) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -23,12 +24,20 @@ var (
 	testRunner *Runner
 )
 
+// weak lets the tests run on a host lacking some layer (the tests of the
+// missing layers skip themselves); CI runs strict.
+var (
+	weak         = flag.Bool("sandbox.weak", false, "allow missing isolation layers")
+	cgParentFlag = flag.String("sandbox.cgroup-parent", "", "Config.CgroupParent for the tests")
+)
+
 func TestMain(m *testing.M) {
 	MaybeRunInit()
 	os.Exit(testMain(m))
 }
 
 func testMain(m *testing.M) int {
+	flag.Parse()
 	dir, err := os.MkdirTemp("", "kiln-sandboxes-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -49,7 +58,10 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "build helpers:", err)
 		return 1
 	}
-	testRunner, err = New(testConfig(2_100_000_000))
+	cfg := testConfig(2_100_000_000)
+	cfg.AllowWeakIsolation = *weak
+	cfg.CgroupParent = *cgParentFlag
+	testRunner, err = New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "new runner:", err)
 		return 1
@@ -72,7 +84,7 @@ func testMain(m *testing.M) int {
 // read-only, a small scratch.
 func testConfig(uidBase uint32) Config {
 	return Config{ScratchRoot: testRoot, UIDBase: uidBase, ReadOnlyPaths: []string{testBins},
-		ScratchSize: 32 << 20, ScratchInodes: 2000}
+		ScratchSize: 32 << 20, ScratchInodes: 2000, CgroupParent: *cgParentFlag}
 }
 
 // leftovers reports mounts and cgroups of the test runners still there.
@@ -615,6 +627,13 @@ func TestConfigValidate(t *testing.T) {
 		{"system uid", Config{ScratchRoot: "/tmp/x", UIDBase: 10}, false},
 		{"bad limit", Config{ScratchRoot: "/tmp/x", Defaults: Limits{Wall: -5}}, false},
 		{"no limit", Config{ScratchRoot: "/tmp/x", Defaults: Limits{Memory: NoLimit}}, true},
+		{"scratch in the view", Config{ScratchRoot: "/usr/local/kiln"}, false},
+		{"scratch under a read-only path", Config{ScratchRoot: "/opt/t/boxes", ReadOnlyPaths: []string{"/opt/t"}}, false},
+		{"read-only path relative", Config{ScratchRoot: "/tmp/x", ReadOnlyPaths: []string{"opt"}}, false},
+		{"read-only path ok", Config{ScratchRoot: "/tmp/x", ReadOnlyPaths: []string{"/opt/cuda"}}, true},
+		{"negative scratch", Config{ScratchRoot: "/tmp/x", ScratchSize: -2}, false},
+		{"disable ns strict", Config{ScratchRoot: "/tmp/x", DisableNamespaces: true}, false},
+		{"disable ns weak", Config{ScratchRoot: "/tmp/x", DisableNamespaces: true, AllowWeakIsolation: true}, true},
 	}
 	for _, tt := range tests {
 		if err := tt.cfg.Validate(); (err == nil) != tt.ok {

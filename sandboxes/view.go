@@ -193,7 +193,9 @@ func setupView(v *viewSpec, dir string) error {
 	if err := os.Mkdir(in("/proc"), 0o555); err != nil {
 		return fmt.Errorf("proc: %w", err)
 	}
-	if err := unix.Mount("proc", in("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	// hidepid=2: the target sees only its own processes, not the
+	// trampoline (another uid) and its command line.
+	if err := unix.Mount("proc", in("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "hidepid=2"); err != nil {
 		return fmt.Errorf("mount proc: %w", err)
 	}
 	if v.Hostname != "" {
@@ -295,7 +297,11 @@ func setMountAttr(path string, attr uint64, recursive bool) error {
 
 // viewLandlock lists the landlock paths of a run: with a view, all of /etc
 // and /proc there are the box's own; without one only named entries.
-func (r *Runner) viewLandlock(b *Box, devs []string, withView bool) *landlockSpec {
+//
+// GPU runs may also write (not create) under /proc: the CUDA driver writes
+// per-process files there and cudaMalloc fails without (measured on an
+// H200 host); the uid's own permissions still bound what it can write.
+func (r *Runner) viewLandlock(b *Box, devs []string, withView, gpu bool) *landlockSpec {
 	if r.landlockABI == 0 {
 		return nil
 	}
@@ -303,12 +309,16 @@ func (r *Runner) viewLandlock(b *Box, devs []string, withView bool) *landlockSpe
 	if withView {
 		rx = append(rx, "/etc", "/dev")
 	}
-	return &landlockSpec{
+	l := &landlockSpec{
 		ABI:       r.landlockABI,
 		ReadExec:  rx,
 		ReadWrite: []string{b.dir},
 		Devices:   devs,
 	}
+	if gpu {
+		l.Write = []string{"/proc"}
+	}
+	return l
 }
 
 // hostPathsVisible are host paths a view must hide: the probe checks that

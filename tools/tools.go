@@ -68,8 +68,8 @@ func (r *Registry) List() []Tool {
 type FailureClass string
 
 const (
-	ClassNone          FailureClass = ""              // passed
-	ClassNoAnswer      FailureClass = "no_answer"     // nothing could be extracted
+	ClassNone          FailureClass = ""          // passed
+	ClassNoAnswer      FailureClass = "no_answer" // nothing could be extracted
 	ClassAssembleError FailureClass = "assemble_error"
 	ClassCompileError  FailureClass = "compile_error"
 	ClassLinkError     FailureClass = "link_error"

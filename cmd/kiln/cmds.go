@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,14 +18,24 @@ import (
 
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/engine"
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
-	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/sandboxes"
 )
 
 // common holds the flags every store-using verb takes.
 type common struct {
 	data     string
 	logLevel string
+	// allowMissing lowers the sandbox policy (--allow-missing-layers).
+	allowMissing []sandboxes.Layer
+}
+
+// wiring returns the component builder for this verb, with the sandbox
+// policy the flags ask for.
+func (c *common) wiring(e env, log *slog.Logger, data string) *wiring {
+	w := newWiring(e, log, data)
+	w.allowMissing = c.allowMissing
+	return w
 }
 
 func (c *common) register(fs *flag.FlagSet, e env) {
@@ -34,6 +45,22 @@ func (c *common) register(fs *flag.FlagSet, e env) {
 	}
 	fs.StringVar(&c.data, "data", def, "data folder: the run database and blob store ($KILN_DATA)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	names := make([]string, 0, len(sandboxes.Layers()))
+	for _, l := range sandboxes.Layers() {
+		names = append(names, string(l))
+	}
+	fs.Func("allow-missing-layers", "comma-separated sandbox layers that may be missing on this host ("+
+		strings.Join(names, ", ")+"); lowers the isolation policy, which every verdict then records",
+		func(v string) error {
+			for _, name := range strings.Split(v, ",") {
+				name = strings.TrimSpace(name)
+				if !slices.Contains(names, name) {
+					return fmt.Errorf("unknown layer %q (known: %s)", name, strings.Join(names, ", "))
+				}
+				c.allowMissing = append(c.allowMissing, sandboxes.Layer(name))
+			}
+			return nil
+		})
 }
 
 func (c *common) logger(e env) (*slog.Logger, error) {
@@ -125,7 +152,7 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	}
 	defer st.Close()
 	// Check that the plan can be built before the campaign is recorded.
-	w := newWiring(e, log, c.data)
+	w := c.wiring(e, log, c.data)
 	if _, err := w.plan(ctx, sp); err != nil {
 		return usageError{err}
 	}
@@ -175,7 +202,7 @@ func cmdResume(ctx context.Context, args []string, e env) error {
 			return fmt.Errorf("resume: %w", err)
 		}
 	}
-	return runCampaign(ctx, st, newWiring(e, log, c.data), camp, sp, e)
+	return runCampaign(ctx, st, c.wiring(e, log, c.data), camp, sp, e)
 }
 
 // runCampaign runs camp in the foreground with a progress display.
@@ -311,7 +338,8 @@ func cmdReport(ctx context.Context, args []string, e env) error {
 	var c common
 	c.register(fs, e)
 	asJSON := fs.Bool("json", false, "print JSON")
-	round := fs.Int("round", -1, "only this round (-1: all rounds)")
+	round := fs.Int("round", -1, "only this round in the category table (-1: all rounds)")
+	svg := fs.String("svg", "", "also write an SVG chart of the pass rate per category across rounds to this file")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
@@ -331,23 +359,7 @@ func cmdReport(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return badInput("campaign %q: %v", fs.Arg(0), err)
 	}
-	results, err := st.Results(ctx, camp.ID, *round)
-	if err != nil {
-		return err
-	}
-	stats := refinement.Stats(results)
-	if *asJSON {
-		return writeJSON(e.stdout, map[string]any{"campaign": camp.ID, "name": camp.Name, "lane": camp.Lane,
-			"state": camp.State, "round": *round, "categories": stats})
-	}
-	fmt.Fprintf(e.stdout, "campaign %s (%s, lane %s, %s)\n\n", camp.ID, camp.Name, camp.Lane, camp.State)
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CATEGORY\tTASKS\tPASS\tRATE\t95% CI\tTOKENS\tTOP FAILURES\t")
-	for _, s := range stats {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t[%.0f%%, %.0f%%]\t%d\t%s\t\n", s.Category, s.Total, s.Pass,
-			100*s.PassRate, 100*s.Low, 100*s.High, s.PromptTokens+s.CompletionTokens, topClasses(s.Classes, 3))
-	}
-	return tw.Flush()
+	return writeReport(ctx, st, camp, *round, *asJSON, *svg, e)
 }
 
 func topClasses(m map[string]int, k int) string {
@@ -459,7 +471,7 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
 	}
-	w := newWiring(e, log, c.data)
+	w := c.wiring(e, log, c.data)
 	lane, err := w.lane(sp)
 	if err != nil {
 		return err

@@ -7,10 +7,12 @@
 //	kiln resume RUN           continue a stopped or crashed campaign
 //	kiln serve                HTTP API: submit, list, show, cancel, stream progress
 //	kiln status [RUN]         campaigns and their counts
-//	kiln report RUN           per-category table of a campaign
+//	kiln report RUN           per-category table of a campaign, and per round for refinement
+//	kiln refine RUN           refinement rounds on a finished campaign (--plan: show the next round)
 //	kiln export RUN           JSONL samples for fine-tuning
 //	kiln rescore RUN          judge stored answers again with the current verifiers
 //	kiln doctor               toolchains and sandbox layers found on this host
+//	kiln selftest             hostile programs against this host's sandbox
 //	kiln verify c2x86 ...     judge one answer by hand
 //
 // Every verb takes --data DIR (default $KILN_DATA, else ./kiln-data).
@@ -51,7 +53,7 @@ func main() {
 	soft := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	softVerb := len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve")
+	softVerb := len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve" || os.Args[1] == "refine")
 	go func() {
 		<-sigs
 		close(soft)
@@ -95,11 +97,14 @@ verbs:
   resume RUN          continue a stopped or crashed campaign
   serve               HTTP API (loopback by default; a token is required elsewhere)
   status [RUN]        campaigns and their counts
-  report RUN          per-category table (--json for machines)
+  report RUN          per-category table, per-round refinement report (--json, --svg FILE)
+  refine RUN          refinement rounds from a finished run (--rounds N, --categories a,b; --plan)
   export RUN          JSONL samples for fine-tuning (-o FILE, --all)
   rescore RUN         judge stored answers again with the current verifiers
-  doctor              toolchains and sandbox layers found on this host
+  doctor              toolchains, targets and sandbox layers found on this host (--json)
+  selftest            hostile programs against this host's sandbox: all must be contained
   verify c2x86        judge one answer: --function F.c --driver D.c --candidate C.s [--json]
+  verify cuda-synth   run the CUDA/HIP pipeline on one program: --source P.cu [--json]
 
 Run "kiln <verb> -h" for a verb's flags.
 `
@@ -115,9 +120,11 @@ func run(ctx context.Context, args []string, e env) int {
 		"serve":   cmdServe,
 		"status":  cmdStatus,
 		"report":  cmdReport,
+		"refine":  cmdRefine,
 		"export":  cmdExport,
 		"rescore": cmdRescore,
-		"doctor":  cmdDoctor,
+		"doctor":   cmdDoctor,
+		"selftest": cmdSelftest,
 		"verify":  cmdVerify,
 	}
 	verb, ok := verbs[args[0]]

@@ -50,7 +50,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer st.Close()
-	w := newWiring(e, log, c.data)
+	w := c.wiring(e, log, c.data)
 	if _, err := w.sandbox(); err != nil {
 		return err
 	}

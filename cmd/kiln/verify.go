@@ -10,6 +10,7 @@ import (
 
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/c2x86"
+	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
 // cmdVerify judges one answer by hand: exit 0 pass, 1 fail, 2 bad input.
@@ -21,6 +22,8 @@ func cmdVerify(ctx context.Context, args []string, e env) error {
 	switch lane {
 	case c2x86.LaneName:
 		return verifyC2X86(ctx, args[1:], e)
+	case cudasynth.LaneName:
+		return verifyCUDA(ctx, args[1:], e)
 	}
 	return badInput("unknown lane %q (have %s)", lane, strings.Join(lanes, ", "))
 }
@@ -57,7 +60,8 @@ func verifyC2X86(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	w := newWiring(e, log, verifyDataDir(c.data))
+	w := c.wiring(e, log, verifyDataDir(c.data))
+	defer w.close()
 	l, err := w.lane(specForLane(c2x86.LaneName))
 	if err != nil {
 		return err
@@ -75,6 +79,64 @@ func verifyC2X86(ctx context.Context, args []string, e env) error {
 		if errors.Is(err, c2x86.ErrBadItem) {
 			return usageError{err}
 		}
+		return err
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, verdictJSON(v)); err != nil {
+			return err
+		}
+	} else {
+		printVerdict(e, v)
+	}
+	if !v.Pass {
+		return verdictFailed{}
+	}
+	return nil
+}
+
+// verifyCUDA runs the cuda-synth stages on one program: exit 0 when every
+// stage that can run here passes (stages that need a GPU are reported as
+// skipped), 1 on a failure, 2 on bad input.
+func verifyCUDA(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("verify cuda-synth", flag.ContinueOnError)
+	var c common
+	c.register(fs, e)
+	src := fs.String("source", "", "the CUDA program (.cu, or a model reply with a fenced block) (required)")
+	asJSON := fs.Bool("json", false, "print the verdict as JSON")
+	if err := parseFlags(fs, args, e); err != nil {
+		return err
+	}
+	if *src == "" {
+		return badInput("--source is required")
+	}
+	if fs.NArg() > 0 {
+		return badInput("unexpected arguments: %v", fs.Args())
+	}
+	item, err := cudasynth.ItemFromFile(*src)
+	if err != nil {
+		return badInput("--source: %v", err)
+	}
+	log, err := c.logger(e)
+	if err != nil {
+		return err
+	}
+	w := c.wiring(e, log, verifyDataDir(c.data))
+	defer w.close()
+	l, err := w.cudaLane(ctx)
+	if err != nil {
+		return err
+	}
+	answer := item.Files[cudasynth.SourceFile]
+	if strings.Contains(answer, "```") {
+		if a, ok := l.Extract(answer); ok {
+			answer = a
+		} else {
+			answer = ""
+		}
+	}
+	item.Files[cudasynth.SourceFile] = answer
+	v, err := l.Verify(ctx, item, answer)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -126,7 +188,7 @@ func printVerdict(e env, v tools.Verdict) {
 		case !s.OK:
 			mark = "FAIL"
 		}
-		fmt.Fprintf(e.stdout, "  %-10s %-7s %s\n", s.Name, mark, firstLine(s.Detail))
+		fmt.Fprintf(e.stdout, "  %-18s %-7s %s\n", s.Name, mark, firstLine(s.Detail))
 	}
 	if v.Pass {
 		fmt.Fprintln(e.stdout, "PASS")

@@ -20,8 +20,10 @@ import (
 	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/c2x86"
+	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
 // lanes are the lanes this binary runs end to end.
@@ -40,9 +42,27 @@ type wiring struct {
 	// httpClient is used by the model adapters; nil means their default.
 	httpClient *http.Client
 
-	mu     sync.Mutex
-	runner *sandboxes.Runner
-	caps   string
+	// allowMissing lowers the sandbox policy: these layers may be absent
+	// (the policy string in every verdict then says so).
+	allowMissing []sandboxes.Layer
+
+	mu        sync.Mutex
+	runner    *sandboxes.Runner
+	caps      string
+	reg       *toolchain.Registry
+	regProbed bool
+}
+
+// close releases the sandbox runner (its scratch and cgroups).
+func (w *wiring) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.runner != nil {
+		if err := w.runner.Close(); err != nil {
+			w.log.Warn("close sandbox runner", "err", err)
+		}
+		w.runner = nil
+	}
 }
 
 func newWiring(e env, log *slog.Logger, data string) *wiring {
@@ -51,6 +71,12 @@ func newWiring(e env, log *slog.Logger, data string) *wiring {
 
 // sandbox returns the process's sandbox runner, creating it on first use.
 func (w *wiring) sandbox() (*sandboxes.Runner, error) {
+	// The sandbox view must hold the toolchains' own folders and config
+	// files (/etc/nvcc.profile, /opt/rocm...): ask the registry first.
+	reg, err := w.registry(context.Background(), false)
+	if err != nil {
+		return nil, err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.runner != nil {
@@ -60,7 +86,8 @@ func (w *wiring) sandbox() (*sandboxes.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := sandboxes.New(sandboxes.Config{ScratchRoot: root, Logger: w.log})
+	r, err := sandboxes.New(sandboxes.Config{ScratchRoot: root, Logger: w.log,
+		ReadOnlyPaths: reg.SandboxPaths(), AllowMissing: w.allowMissing})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -113,13 +140,11 @@ func (w *wiring) policy() string {
 
 // toolchain returns the toolchain versions recorded in every verdict.
 func (w *wiring) toolchain() map[string]string {
-	m := map[string]string{}
-	for _, tc := range detectToolchains(context.Background()) {
-		if tc.Version != "" {
-			m[tc.Name] = tc.Version
-		}
+	reg, err := w.registry(context.Background(), false)
+	if err != nil {
+		return map[string]string{"error": err.Error()}
 	}
-	return m
+	return reg.Versions()
 }
 
 // lane builds sp's lane with the spec's sandbox limits.
@@ -145,24 +170,25 @@ func (w *wiring) lane(sp *spec.Spec) (tools.Lane, error) {
 			Logger: w.log,
 		})
 	}
+	if sp.Lane == cudasynth.LaneName {
+		return w.cudaLane(context.Background())
+	}
 	return nil, fmt.Errorf("lane %q is not available in this build (have %s)", sp.Lane, strings.Join(lanes, ", "))
 }
 
 // plan builds everything needed to run a campaign of sp.
 func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) {
-	if sp.Refinement.Rounds > 0 {
-		return nil, fmt.Errorf("refinement.rounds: refinement rounds are not available yet; use rounds: 0")
-	}
 	lane, err := w.lane(sp)
 	if err != nil {
 		return nil, err
 	}
-	model, err := buildPool(ctx, sp, w.e.getenv, w.httpClient)
+	solvers := solverSpec(sp) // a dedicated synthesiser does not solve
+	model, err := buildPool(ctx, solvers, w.e.getenv, w.httpClient)
 	if err != nil {
 		return nil, err
 	}
-	mode := agent.ToolMode(sp.Models[0].Tools)
-	for _, m := range sp.Models[1:] {
+	mode := agent.ToolMode(solvers.Models[0].Tools)
+	for _, m := range solvers.Models[1:] {
 		if agent.ToolMode(m.Tools) != mode {
 			return nil, fmt.Errorf("models[%s].tools: all endpoints of a campaign must use the same tools mode (%s)", m.Name, mode)
 		}
@@ -185,6 +211,12 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 	if mode == agent.ToolsNone || maxTools == 0 {
 		maxTools = -1 // no tools offered
 	}
+	var refine *engine.Refine
+	if sp.Refinement.Rounds > 0 {
+		if refine, err = w.refine(ctx, sp, lane, items); err != nil {
+			return nil, err
+		}
+	}
 	return &engine.Plan{
 		Lane: lane, Model: model, ToolMode: mode, Sampling: sp.Sampling.Agent(),
 		System: system,
@@ -200,6 +232,7 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 		Tasks:       func() ([]runs.Task, error) { return tasksFromItems(sp, items) },
 		MaxTasks:    sp.Budgets.Tasks, MaxTokens: sp.Budgets.Tokens, MaxWall: sp.Budgets.WallTime.D(),
 		Toolchain: w.toolchain(), Policy: w.policy(),
+		Refine: refine,
 	}, nil
 }
 

@@ -30,6 +30,14 @@
 //	           host         --cuda-host-only -S
 //	llvm-mc    gfx1030 gfx1100  llvm-mc -triple=amdgcn-amd-amdhsa -mcpu=gfxNNNN
 //
+// Sandboxes show only the system folders: pass [Registry.SandboxPaths]
+// (Debian's /etc/nvcc.profile, the derived device libraries, tools under
+// /opt) as sandboxes.Config.ReadOnlyPaths, so detect before creating the
+// sandbox runner. [Registry.Report] is what `kiln doctor --json` prints;
+// [FromReport] rebuilds a registry from it without probing (a GPU host
+// replaying a compile cache filled elsewhere, with [DetectGPU] for its own
+// GPU).
+//
 // # RDNA3 device libraries
 //
 // Debian's rocm-device-libs (ROCm 5.2) lack oclc_isa_version_1100.bc, so

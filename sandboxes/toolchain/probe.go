@@ -532,8 +532,11 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return os.Rename(f.Name(), path)
 }
 
-// detectGPU looks for NVIDIA device nodes and asks nvidia-smi for names.
-func detectGPU(ctx context.Context, cfg Config) GPU {
+// DetectGPU looks for NVIDIA device nodes (Config.DevDir) and asks
+// nvidia-smi (found in Config.Path) for the GPUs' names. Detect calls it;
+// a replayed registry ([FromReport]) takes this host's GPU through it.
+func DetectGPU(ctx context.Context, cfg Config) GPU {
+	cfg = cfg.withDefaults()
 	var g GPU
 	nodes, _ := filepath.Glob(filepath.Join(cfg.DevDir, "nvidia[0-9]*"))
 	sort.Strings(nodes)

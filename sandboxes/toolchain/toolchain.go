@@ -442,7 +442,7 @@ func Detect(ctx context.Context, cfg Config) (*Registry, error) {
 	}
 	var gpu GPU
 	g.Go(func() error {
-		gpu = detectGPU(gctx, cfg)
+		gpu = DetectGPU(gctx, cfg)
 		return nil
 	})
 	if err := g.Wait(); err != nil {

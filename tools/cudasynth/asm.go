@@ -213,5 +213,25 @@ func StripFatbin(hostAsm string) (string, int) {
 	return strings.Join(out, "\n"), dropped
 }
 
+// InlineAsmAMDGPU returns the inline assembly of AMDGPU compiler output:
+// the lines between the ;;#ASMSTART and ;;#ASMEND markers clang puts
+// around it, "" when there is none.
+func InlineAsmAMDGPU(asm string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(asm, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, ";;#ASMSTART"):
+			in = true
+		case strings.HasPrefix(t, ";;#ASMEND"):
+			in = false
+		case in && t != "":
+			b.WriteString(t + "\n")
+		}
+	}
+	return b.String()
+}
+
 // hasMain reports whether host assembly defines main.
 func hasMain(asm string) bool { return hostMainRe.MatchString(asm) }

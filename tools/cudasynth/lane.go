@@ -34,14 +34,21 @@
 //	                      --rocm-device-lib-path=<derived> --cuda-device-only -S
 //	                      (RDNA3) and the same with --cuda-host-only -S (host)
 //	rdna3               the RDNA3 text names .amdgcn_target ...--gfx1100 and has an
-//	                      .amdhsa_kernel for every PTX kernel
+//	                      .amdhsa_kernel for every PTX kernel; inline assembly
+//	                      (;;#ASMSTART blocks, which -S prints unchecked) must
+//	                      assemble with llvm-mc -mcpu=gfx1100. The whole text is
+//	                      not assembled: llvm-mc 15 rejects some of its own
+//	                      compiler's gfx1100 output (v_mad_u64_u32 overlap).
 //	hip-compile-nvidia  nvcc -x cu -D__HIP_PLATFORM_NVIDIA__ (same flags) -o program_hip
 //	run                 GPU hosts only: ./program and ./program_hip in the sandbox,
 //	                      no address-space limit; outputs compared ([CompareOutputs],
 //	                      [DefaultTolerance]). Without a GPU the stage is recorded
 //	                      Skipped (OK false) with the reason, the verdict passes on
 //	                      the CPU stages, and its Diagnostic and [Pending] name the
-//	                      pending stage.
+//	                      pending stage. Before the first run a probe program
+//	                      (built like answers) must pass in the sandbox, else
+//	                      Verify fails with ErrGPUUnusable instead of blaming
+//	                      the answer.
 //
 // nvcc 11.8 has no -Os: the host side gets it through -Xcompiler, device
 // code keeps ptxas's default optimisation. Every compile runs in a sandbox
@@ -49,9 +56,12 @@
 // all compiles of the lane are bounded by Config.Parallel, and each is
 // cached by a hash of its inputs, its command and the tool versions
 // ([toolchain.Cache], in memory and in Config.CacheDir), so an answer seen
-// before builds nothing. A stage failure cancels the compiles of later
-// stages; the verdict records stages up to the first failure, so it is
-// the same whatever finished first.
+// before builds nothing. Keys hold tool versions (not paths), so a GPU
+// host can replay a cache filled elsewhere; they do not hold the version
+// of nvcc's host gcc or of the ROCm device libraries, so clear the cache
+// when those packages change. A stage failure cancels the compiles of
+// later stages; the verdict records stages up to the first failure, so it
+// is the same whatever finished first.
 //
 // # Failure classes
 //
@@ -82,6 +92,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -299,6 +310,9 @@ type Lane struct {
 	cache    *toolchain.Cache
 	compiles *semaphore.Weighted
 	gpu      *semaphore.Weighted
+
+	gpuMu sync.Mutex
+	gpuOK bool // the GPU probe passed in the sandbox
 }
 
 var _ tools.Lane = (*Lane)(nil)

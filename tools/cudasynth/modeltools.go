@@ -75,7 +75,6 @@ func (l *Lane) Tools(item tools.Item) []tools.Tool {
 // compileOnly runs the cuda-compile job (cached like Verify's).
 func (l *Lane) compileOnly(ctx context.Context, src string) (string, error) {
 	p := newPipeline(l, src)
-	p.stages = map[string]stageResult{}
 	if err := p.cudaChain(ctx); err != nil {
 		return "", fmt.Errorf("cuda-synth compile: %w", err)
 	}

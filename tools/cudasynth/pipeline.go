@@ -132,7 +132,9 @@ func (p *pipeline) run(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	p.checkRDNA3()
+	if err := p.checkRDNA3(ctx); err != nil {
+		return err
+	}
 	if p.failed() {
 		return nil
 	}
@@ -378,13 +380,17 @@ func (p *pipeline) hipFailure(res *jobResult) stageResult {
 		detail: failureText(res, compilerDiagnostic(string(res.e.Stderr), p.l.cfg.DiagnosticLines))}
 }
 
-// checkRDNA3 checks the RDNA3 text's target and kernels.
-func (p *pipeline) checkRDNA3() {
+// checkRDNA3 checks the RDNA3 text's target and kernels, and assembles
+// the program's own inline assembly (hipcc -S prints it unchecked, so PTX
+// inline assembly would otherwise pass). The whole text is not assembled:
+// llvm-mc 15 rejects some instructions its own compiler prints for gfx1100
+// (register overlap in v_mad_u64_u32).
+func (p *pipeline) checkRDNA3(ctx context.Context) error {
 	p.mu.Lock()
 	amd, reached := p.stages[StageHIPCompileAMD]
 	p.mu.Unlock()
 	if !reached || !amd.ok {
-		return
+		return nil
 	}
 	start := time.Now()
 	arch := p.l.cfg.AMDArch
@@ -400,12 +406,31 @@ func (p *pipeline) checkRDNA3() {
 	if missing := missingFrom(p.ptxKernels, kernels); len(missing) > 0 {
 		problems = append(problems, "kernels missing from the RDNA3 assembly: "+strings.Join(missing, ", "))
 	}
+	inline := InlineAsmAMDGPU(p.rdna3Raw)
+	if len(problems) == 0 && inline != "" {
+		j := job{name: "rdna3-inline-asm", tool: toolchain.LLVMMC,
+			args:   []string{"-triple=amdgcn-amd-amdhsa", "-mcpu=" + arch, "-filetype=obj", "-o", "inline.o", "inline.s"},
+			inputs: map[string][]byte{"inline.s": []byte(inline)}}
+		res, err := p.l.compile(ctx, j)
+		if err != nil {
+			return err
+		}
+		p.countCompile(res)
+		if !res.ok() {
+			problems = append(problems, "the program's inline assembly is not valid "+arch+" assembly:\n"+
+				failureText(res, compilerDiagnostic(string(res.e.Stderr), p.l.cfg.DiagnosticLines)))
+		}
+	}
 	if len(problems) > 0 {
 		p.record(StageRDNA3, stageResult{class: ClassHIPCompileError, dur: time.Since(start), detail: strings.Join(problems, "; ")})
-		return
+		return nil
 	}
-	p.record(StageRDNA3, stageResult{ok: true, dur: time.Since(start),
-		detail: fmt.Sprintf("%s, %d kernel(s): %s", target, len(kernels), strings.Join(kernels, ", "))})
+	detail := fmt.Sprintf("%s, %d kernel(s): %s", target, len(kernels), strings.Join(kernels, ", "))
+	if inline != "" {
+		detail += "; inline assembly assembles"
+	}
+	p.record(StageRDNA3, stageResult{ok: true, dur: time.Since(start), detail: detail})
+	return nil
 }
 
 // runPrograms runs both executables on the GPU and compares their output.
@@ -424,6 +449,9 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	defer p.l.gpu.Release(1)
+	if err := p.l.checkGPU(ctx); err != nil {
+		return err
+	}
 	box, err := cfg.Sandbox.Open(ctx)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)

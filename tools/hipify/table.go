@@ -116,8 +116,13 @@ type Entry struct {
 }
 
 type pattern struct {
-	re    *regexp.Regexp
-	entry Entry
+	prefix string // literal part before the first metacharacter: a cheap pre-check
+	re     *regexp.Regexp
+	entry  Entry
+}
+
+func (p pattern) match(s string) bool {
+	return strings.HasPrefix(s, p.prefix) && p.re.MatchString(s)
 }
 
 // Mapping is an immutable CUDA -> HIP translation table. Build one with
@@ -173,7 +178,7 @@ func (m *Mapping) extend(r io.Reader) (*Mapping, error) {
 	for _, e := range entries {
 		header := e.Kind == KindHeader || e.Kind == KindUnsupportedHeader
 		if isGlob(e.CUDA) {
-			p := pattern{re: globRegexp(e.CUDA), entry: e}
+			p := pattern{prefix: e.CUDA[:strings.IndexAny(e.CUDA, "*?[")], re: globRegexp(e.CUDA), entry: e}
 			if header {
 				headerGlobs = append(headerGlobs, p)
 			} else {
@@ -199,7 +204,7 @@ func (m *Mapping) Lookup(name string) (Entry, bool) {
 		return e, true
 	}
 	for _, p := range m.idGlobs {
-		if p.re.MatchString(name) {
+		if p.match(name) {
 			return p.entry, true
 		}
 	}
@@ -213,7 +218,7 @@ func (m *Mapping) LookupHeader(path string) (Entry, bool) {
 		return e, true
 	}
 	for _, p := range m.headerGlob {
-		if p.re.MatchString(path) {
+		if p.match(path) {
 			return p.entry, true
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -139,16 +138,23 @@ func TestParseTableErrors(t *testing.T) {
 // program happens to use it.
 func TestTableTargetsInHIPHeaders(t *testing.T) {
 	t.Parallel()
-	roots := []string{"/usr/include/hip", "/usr/include/hiprand", "/usr/include/rocrand"}
+	roots := []string{"/usr/include/hip", "/usr/include/hiprand"}
 	if _, err := os.Stat(roots[0]); err != nil {
 		t.Skip("HIP headers not installed (/usr/include/hip): install hipcc and libamdhip64-dev")
 	}
-	if _, err := os.Stat(roots[1]); err != nil {
-		t.Skip("hipRAND headers not installed (/usr/include/hiprand): install libhiprand-dev and librocrand-dev")
+	_, err := os.Stat(roots[1])
+	haveRAND := err == nil
+	if !haveRAND {
+		t.Log("hipRAND headers not installed (/usr/include/hiprand): hipRAND targets not checked; install libhiprand-dev and librocrand-dev")
+	}
+	isRAND := func(e Entry) bool {
+		return strings.HasPrefix(strings.ToLower(e.HIP), "hiprand")
 	}
 	words := map[string]bool{}
-	ident := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 	for _, root := range roots {
+		if _, err := os.Stat(root); err != nil {
+			continue
+		}
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return err
@@ -157,8 +163,17 @@ func TestTableTargetsInHIPHeaders(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, w := range ident.FindAllString(string(b), -1) {
-				words[w] = true
+			for i := 0; i < len(b); {
+				if !isIdentStart(b[i]) {
+					i++
+					continue
+				}
+				j := i
+				for j < len(b) && isIdentChar(b[j]) {
+					j++
+				}
+				words[string(b[i:j])] = true
+				i = j
 			}
 			return nil
 		})
@@ -168,6 +183,9 @@ func TestTableTargetsInHIPHeaders(t *testing.T) {
 	}
 	n := 0
 	for _, e := range Table().Entries() {
+		if !haveRAND && isRAND(e) {
+			continue
+		}
 		switch {
 		case e.Kind == KindHeader:
 			if _, err := os.Stat(filepath.Join("/usr/include", e.HIP)); err != nil {

@@ -104,24 +104,47 @@ func (m *Mapping) Translate(src string) (Result, error) {
 	}
 
 	var (
-		edits      []edit
-		issues     []Issue
-		dropped    [][2]int // byte ranges deleted by drop actions
-		nReplace   int
-		hasRuntime bool
-		usesCUDA   bool
+		edits    []edit
+		issues   []Issue
+		dropped  [][2]int // byte ranges deleted by drop actions
+		nReplace int
+		usesCUDA bool
+		// runtimeFirst: hip_runtime.h is included before any other HIP
+		// header. HIP 5.2's hip_cooperative_groups.h (and others) compile
+		// only after it, where CUDA's headers stand alone.
+		runtimeFirst bool
+		otherHIP     bool
 	)
+	sawHIPHeader := func(path string) {
+		switch {
+		case path == hipRuntimeHeader:
+			if !otherHIP {
+				runtimeFirst = true
+			}
+		case strings.HasPrefix(path, "hip/") || strings.HasPrefix(path, "hiprand/"):
+			otherHIP = true
+		}
+	}
 	issue := func(off int, construct, reason string) {
 		l, c := li.pos(off)
 		issues = append(issues, Issue{Line: l, Col: c, Construct: construct, Reason: reason})
 	}
+	// inDropped reports whether off lies in a deleted argument; offsets only
+	// grow, so ranges already passed are forgotten.
 	inDropped := func(off int) bool {
+		live := dropped[:0]
+		in := false
 		for _, r := range dropped {
-			if off >= r[0] && off < r[1] {
-				return true
+			if r[1] <= off {
+				continue
+			}
+			live = append(live, r)
+			if off >= r[0] {
+				in = true
 			}
 		}
-		return false
+		dropped = live
+		return in
 	}
 
 	for i := 0; i < len(sig); i++ {
@@ -134,9 +157,7 @@ func (m *Mapping) Translate(src string) (Result, error) {
 			path := src[t.start+1 : t.end-1]
 			e, ok := m.LookupHeader(path)
 			if !ok {
-				if path == hipRuntimeHeader {
-					hasRuntime = true
-				}
+				sawHIPHeader(path)
 				continue
 			}
 			switch e.Kind {
@@ -144,9 +165,7 @@ func (m *Mapping) Translate(src string) (Result, error) {
 				edits = append(edits, edit{t.start + 1, t.end - 1, e.HIP})
 				nReplace++
 				usesCUDA = true
-				if e.HIP == hipRuntimeHeader {
-					hasRuntime = true
-				}
+				sawHIPHeader(e.HIP)
 			case KindUnsupportedHeader:
 				issue(t.start, "#include "+src[t.start:t.end], e.Reason)
 			}
@@ -242,7 +261,7 @@ func (m *Mapping) Translate(src string) (Result, error) {
 		}
 	}
 
-	if usesCUDA && !hasRuntime {
+	if usesCUDA && !runtimeFirst {
 		edits = append(edits, edit{0, 0, "#include <" + hipRuntimeHeader + ">\n"})
 		nReplace++
 	}

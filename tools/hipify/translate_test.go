@@ -2,6 +2,7 @@ package hipify
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -225,6 +226,10 @@ func TestIncludes(t *testing.T) {
 		{"quoted", "#include \"cuda_runtime.h\"\n", "#include \"hip/hip_runtime.h\"\n", 1},
 		{"spaced and commented", "  #  include /* x */ <cooperative_groups.h> // cg\n", "#include <hip/hip_runtime.h>\n  #  include /* x */ <hip/hip_cooperative_groups.h> // cg\n", 2},
 		{"fp16 adds runtime", "#include <cuda_fp16.h>\n", "#include <hip/hip_runtime.h>\n#include <hip/hip_fp16.h>\n", 2},
+		{"runtime after another HIP header", "#include <cooperative_groups.h>\n#include <cuda_runtime.h>\n",
+			"#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n#include <hip/hip_runtime.h>\n", 3},
+		{"runtime first", "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\n",
+			"#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n", 2},
 		{"unrelated header", "#include <stdio.h>\n#include \"kernels.cuh\"\n", "#include <stdio.h>\n#include \"kernels.cuh\"\n", 0},
 		{"kernel without include", "__global__ void k() {}\n", "#include <hip/hip_runtime.h>\n__global__ void k() {}\n", 1},
 		{"already HIP", "#include <hip/hip_runtime.h>\n__global__ void k() {}\n", "#include <hip/hip_runtime.h>\n__global__ void k() {}\n", 0},
@@ -244,8 +249,8 @@ func TestIncludes(t *testing.T) {
 func TestSyntaxErrors(t *testing.T) {
 	t.Parallel()
 	for src, line := range map[string]int{
-		"int a;\n/* never closed":        2,
-		"auto s = R\"x(never closed\n":   1,
+		"int a;\n/* never closed":         2,
+		"auto s = R\"x(never closed\n":    1,
 		"int b;\n\nauto s = R\"(abc)x\";": 3,
 	} {
 		_, err := Translate(src)
@@ -270,5 +275,51 @@ func TestIssuesInSourceOrderAndEveryUse(t *testing.T) {
 	}
 	if r.HIP != src {
 		t.Errorf("unsupported source must be left as it was, got %q", r.HIP)
+	}
+}
+
+// FuzzTranslate checks the translator never panics, leaves the source alone
+// when it reports no replacement, and reports positions inside the source.
+// The seeds run with go test; go test -fuzz=FuzzTranslate explores further.
+func FuzzTranslate(f *testing.F) {
+	for _, s := range []string{
+		"cudaMalloc(&p, n);", "__shfl_sync(", "__shfl_sync(m", "cudaMemcpyToSymbol(a<b,",
+		"#include <cuda_runtime.h", "#include", "R\"(x)\"", "'\\", "\"\\\n\"", "/* */ # define X cudaFree",
+		"k<<<1,1>>>(x);", "a.b->c::d", "u8R\"d()d\"", "\\\n#include <cublas.h>",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		r, err := Translate(src)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("unexpected error type %T: %v", err, err)
+			}
+			return
+		}
+		if r.Replacements == 0 && r.HIP != src {
+			t.Fatalf("no replacement but output changed: %q -> %q", src, r.HIP)
+		}
+		lines := strings.Count(src, "\n") + 1
+		for _, is := range r.Unsupported {
+			if is.Line < 1 || is.Line > lines || is.Col < 1 || is.Construct == "" {
+				t.Fatalf("bad issue %+v for %q", is, src)
+			}
+		}
+	})
+}
+
+func BenchmarkTranslate(b *testing.B) {
+	src, err := os.ReadFile("testdata/cuda/04_warp_shuffle.cu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	big := strings.Repeat(string(src), 50)
+	b.SetBytes(int64(len(big)))
+	for b.Loop() {
+		if _, err := Translate(big); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

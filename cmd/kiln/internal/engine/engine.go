@@ -59,6 +59,9 @@ type Plan struct {
 	// Toolchain and Policy are recorded in every verdict.
 	Toolchain map[string]string
 	Policy    string
+	// Refine, when set, makes the campaign a refinement campaign: rounds
+	// after round 0 (see rounds.go).
+	Refine *Refine
 }
 
 // Engine runs campaigns held in a store.
@@ -128,6 +131,8 @@ type runner struct {
 	mu            sync.Mutex
 	fatal         error  // first fatal error
 	budget        string // budget that stopped the campaign
+	doneNote      string // why a refinement campaign stopped
+	refineDone    bool   // a refinement campaign decided to stop
 }
 
 func (r *runner) run(ctx context.Context, soft <-chan struct{}) (runs.Counts, error) {
@@ -170,7 +175,7 @@ func (r *runner) run(ctx context.Context, soft <-chan struct{}) (runs.Counts, er
 		}
 	}()
 
-	runErr := r.workers(ctx)
+	runErr := r.rounds(ctx)
 	close(progressDone)
 	<-progressStopped
 
@@ -183,7 +188,8 @@ func (r *runner) run(ctx context.Context, soft <-chan struct{}) (runs.Counts, er
 	}
 	r.report(n)
 	r.mu.Lock()
-	fatal, budget := r.fatal, r.budget
+	fatal, budget, doneNote := r.fatal, r.budget, r.doneNote
+	finished := r.plan.Refine == nil || r.refineDone
 	r.mu.Unlock()
 	switch {
 	case fatal != nil:
@@ -193,8 +199,8 @@ func (r *runner) run(ctx context.Context, soft <-chan struct{}) (runs.Counts, er
 		return n, runErr
 	case budget != "":
 		return n, r.setState(fctx, runs.CampaignDone, "budget reached: "+budget)
-	case n.Queued == 0 && n.Leased == 0:
-		return n, r.setState(fctx, runs.CampaignDone, "")
+	case n.Queued == 0 && n.Leased == 0 && finished:
+		return n, r.setState(fctx, runs.CampaignDone, doneNote)
 	case ctx.Err() != nil:
 		return n, fmt.Errorf("%w: %w", ErrStopped, ctx.Err())
 	default:

@@ -109,5 +109,5 @@ int main() {
     CUDA_CHECK(cudaFree(dOut));
     free(hIn);
     free(hOut);
-    return mismatches ? 1 : 0;
+    return mismatches == 0 ? 0 : 1;
 }

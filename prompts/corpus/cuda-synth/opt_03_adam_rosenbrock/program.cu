@@ -91,14 +91,14 @@ int main() {
     CUDA_CHECK(cudaMemset(dV, 0, NUM_VARS * sizeof(float)));
 
     const AdamConfig cfg = {0.01f, 0.9f, 0.999f, 1e-8f};
-    printf("step %4d: f=%.3f\n", 0, evalObjective(dX, dPartial));
+    printf("step %4d: f=%.1f\n", 0, evalObjective(dX, dPartial));
     double b1t = 1.0, b2t = 1.0;
     for (int t = 1; t <= STEPS; ++t) {
         b1t *= cfg.beta1;
         b2t *= cfg.beta2;
         adamStep<<<BLOCKS, THREADS>>>(dX, dM, dV, cfg, (float)(1.0 - b1t), (float)(1.0 - b2t));
         CUDA_CHECK(cudaGetLastError());
-        if (t % 1000 == 0) printf("step %4d: f=%.3f\n", t, evalObjective(dX, dPartial));
+        if (t % 1000 == 0) printf("step %4d: f=%.1f\n", t, evalObjective(dX, dPartial));
     }
     CUDA_CHECK(cudaMemcpy(x.data(), dX, NUM_VARS * sizeof(float), cudaMemcpyDeviceToHost));
 

@@ -32,7 +32,7 @@
 const int M = 1024;  // samples
 const int P = 256;   // parameters
 const int ITERS = 300;
-const float LR = 1.0f;
+const float LR = 0.5f;
 
 // X is column-major (cuBLAS convention): X[i + j*M]. Entries in [-1, 1).
 __global__ void makeData(float* X, const float* wTrue, float* y) {
@@ -40,7 +40,11 @@ __global__ void makeData(float* X, const float* wTrue, float* y) {
     if (i >= M) return;
     float acc = 0.0f;
     for (int j = 0; j < P; ++j) {
-        unsigned int h = (unsigned int)(i * 7919 + j * 104729) * 2654435761u;
+        unsigned int h = (unsigned int)(i * P + j) * 0x9E3779B1u + 0x7F4A7C15u;
+        h ^= h >> 16;
+        h *= 0x85EBCA6Bu;
+        h ^= h >> 13;
+        h *= 0xC2B2AE35u;
         h ^= h >> 16;
         const float v = (float)(h & 0xffff) / 32768.0f - 1.0f;
         X[i + j * M] = v;

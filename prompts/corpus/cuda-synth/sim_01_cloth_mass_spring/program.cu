@@ -21,10 +21,11 @@
 
 #define GRID_N 32
 #define SPACING 0.1f
-#define STIFFNESS 400.0f
-#define DAMPING 0.995f
-#define DT 0.004f
-#define STEPS 300
+#define MASS 0.01f  // per particle: the whole cloth weighs about 10 kg
+#define STIFFNESS 2000.0f
+#define DAMPING 0.999f
+#define DT 0.0005f
+#define STEPS 1000
 #define GRAVITY -9.81f
 
 __device__ __forceinline__ void addSpring(float3& force, float4 p, float4 q, float rest) {
@@ -50,7 +51,7 @@ __global__ void clothStep(const float4* __restrict__ cur, const float4* __restri
         return;
     }
 
-    float3 force = make_float3(0.0f, GRAVITY, 0.0f);  // unit mass
+    float3 force = make_float3(0.0f, MASS * GRAVITY, 0.0f);
     const int offsets[12][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1},      // structural
                                 {1, 1}, {-1, -1}, {1, -1}, {-1, 1},    // shear
                                 {2, 0}, {-2, 0}, {0, 2}, {0, -2}};     // bending
@@ -61,11 +62,12 @@ __global__ void clothStep(const float4* __restrict__ cur, const float4* __restri
         addSpring(force, p, cur[ny * GRID_N + nx], rest);
     }
 
-    // x_{n+1} = x_n + damping * (x_n - x_{n-1}) + a * dt^2
+    // x_{n+1} = x_n + damping * (x_n - x_{n-1}) + (F / m) * dt^2
     const float4 q = prev[idx];
-    next[idx] = make_float4(p.x + DAMPING * (p.x - q.x) + force.x * DT * DT,
-                            p.y + DAMPING * (p.y - q.y) + force.y * DT * DT,
-                            p.z + DAMPING * (p.z - q.z) + force.z * DT * DT, 0.0f);
+    const float s = DT * DT / MASS;
+    next[idx] = make_float4(p.x + DAMPING * (p.x - q.x) + force.x * s,
+                            p.y + DAMPING * (p.y - q.y) + force.y * s,
+                            p.z + DAMPING * (p.z - q.z) + force.z * s, 0.0f);
 }
 
 int main() {
@@ -104,7 +106,7 @@ int main() {
     }
     const float4 corner = h[(GRID_N - 1) * GRID_N + GRID_N - 1];
     const float4 mid = h[(GRID_N / 2) * GRID_N + GRID_N / 2];
-    printf("cloth %dx%d, %d steps of %.3f s\n", GRID_N, GRID_N, STEPS, DT);
+    printf("cloth %dx%d, %d steps of %.4f s\n", GRID_N, GRID_N, STEPS, DT);
     printf("pinned corner (0,0): (%.3f, %.3f, %.3f)\n", h[0].x, h[0].y, h[0].z);
     printf("free corner: (%.3f, %.3f, %.3f)\n", corner.x, corner.y, corner.z);
     printf("center: (%.3f, %.3f, %.3f)\n", mid.x, mid.y, mid.z);

@@ -3,8 +3,9 @@
 // force spreading: each Lagrangian marker spreads its elastic force onto the
 // 4x4 surrounding grid nodes through a cosine delta kernel, accumulating in
 // 64-bit fixed point with integer atomicAdd, so the sum is exact and
-// independent of thread order (float atomics would not be). A stretched
-// elastic ring relaxes towards a circle in a viscous (Stokes-like) fluid:
+// independent of thread order (float atomics would not be). An elliptic
+// elastic membrane under tension contracts and rounds up in a viscous
+// (Stokes-like, compressible) medium:
 //   spread forces -> smooth with Jacobi diffusion sweeps -> interpolate the
 //   grid velocity back to the markers -> move the markers.
 #include <cstdio>
@@ -25,9 +26,9 @@
 #define NG 64                 // grid nodes per side, spacing h = 1
 #define NUM_MARKERS 256
 #define FIXED_SCALE 1048576.0f  // 2^20
-#define STIFFNESS 0.5f
+#define STIFFNESS 8.0f
 #define MOBILITY 0.8f
-#define STEPS 40
+#define STEPS 60
 #define SMOOTH_SWEEPS 4
 
 __device__ __forceinline__ float deltaWeight(float r) {

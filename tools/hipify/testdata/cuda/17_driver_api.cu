@@ -1,4 +1,6 @@
 // Driver API basics: device, context, memory and copies.
+// hipify-test: amd-only: HIP 5.2 maps cuMemAlloc/cuMemFree to hipMalloc/hipFree, whose NVIDIA
+// versions take void* while hipDeviceptr_t is CUdeviceptr (an integer) there.
 #include <cstdio>
 #include <cuda.h>
 

@@ -1,3 +1,4 @@
+#include <hip/hip_runtime.h>
 // Cooperative groups: thread blocks, static tiles, tile shuffles and a grid-wide sync.
 #include <cstdio>
 #include <hip/hip_cooperative_groups.h>

@@ -1,3 +1,4 @@
+#include <hip/hip_runtime.h>
 // Half-precision arithmetic with cuda_fp16.h.
 #include <cstdio>
 #include <hip/hip_fp16.h>

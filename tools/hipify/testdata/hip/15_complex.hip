@@ -1,3 +1,4 @@
+#include <hip/hip_runtime.h>
 // Complex arithmetic with cuComplex.h: a small DFT.
 #include <cstdio>
 #include <hip/hip_complex.h>

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/kiln-dev/kiln/prompts/persona"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/cudasynth"
+	"github.com/kiln-dev/kiln/tools/hipify"
+)
+
+// registry detects the toolchains once per process. With probe false only
+// versions and paths are read (fast: what the c2x86 lane and the sandbox
+// view need); with probe true every target is verified by a tiny compile,
+// cached in the data folder (the CUDA lanes need this).
+func (w *wiring) registry(ctx context.Context, probe bool) (*toolchain.Registry, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.reg != nil && (w.regProbed || !probe) {
+		return w.reg, nil
+	}
+	data, err := filepath.Abs(w.data)
+	if err != nil {
+		return nil, err
+	}
+	cfg := toolchain.Config{
+		DeviceLibDir: filepath.Join(data, "rocm-device-libs"),
+		ProbeCache:   filepath.Join(data, "toolchain-probe.json"),
+		SkipProbes:   !probe,
+		Logger:       w.log,
+	}
+	reg, err := toolchain.Detect(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("detect toolchains: %w", err)
+	}
+	w.reg, w.regProbed = reg, probe
+	return reg, nil
+}
+
+// cudaLane builds the cuda-synth lane: nvcc, cuobjdump, the CUDA->HIP
+// translator and hipcc, run in the sandbox, with a content-hash compile cache
+// in the data folder.
+func (w *wiring) cudaLane(ctx context.Context) (tools.Lane, error) {
+	reg, err := w.registry(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	r, err := w.sandbox()
+	if err != nil {
+		return nil, err
+	}
+	cache, err := filepath.Abs(filepath.Join(w.data, "compile-cache"))
+	if err != nil {
+		return nil, err
+	}
+	cls, err := persona.BuiltinClassifier()
+	if err != nil {
+		return nil, err
+	}
+	return cudasynth.New(cudasynth.Config{
+		Sandbox: r, Toolchains: reg, CacheDir: cache,
+		Translate: hipify.Translate, Classify: cls.Classify, Logger: w.log,
+	})
+}
