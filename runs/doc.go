@@ -62,6 +62,24 @@
 // ([Store.Results], [Store.Export], Pass/Fail in [Counts]) use the latest
 // revision of the judged attempt.
 //
+// # Rounds and forks
+//
+// A campaign's tasks carry their round; the campaign's Round is its
+// current one. A refinement campaign keeps one [RoundRecord] per round it
+// analysed (the record's JSON is the caller's): [Store.SaveRoundDraft]
+// rewrites a draft while the next round is prepared, and
+// [Store.CloseRound] makes the record final, queues the next round's tasks
+// and moves the campaign to the next round in one transaction, so a crash
+// leaves either the round open with its draft or the next round queued.
+// A final record with no next round is where the campaign stopped. A
+// final record never changes ([ErrRoundClosed]).
+//
+// [Store.ForkCampaign] copies a campaign (its judged tasks with their
+// judged attempt and latest verdict, its other tasks as queued, the
+// records of its earlier rounds) into a new campaign whose Parent is the
+// source: kiln refine continues a finished run that way and leaves the run
+// itself untouched.
+//
 // # Blobs
 //
 // [Blobs] stores byte strings by lowercase hex SHA-256 under

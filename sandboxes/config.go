@@ -105,9 +105,13 @@ type Config struct {
 	// searchable by the sandbox uids. Required.
 	ScratchRoot string
 	// UIDBase is the first uid (and gid) of the range handed to boxes when
-	// running as root; default 2_100_000_000, far from system and subuid
-	// ranges. Ignored when not root.
+	// running as root. Zero (the default) takes an automatic range that no
+	// other Runner on the host holds (see UIDSlotDir), far from system and
+	// subuid ranges. Ignored when not root.
 	UIDBase uint32
+	// UIDSlotDir holds the lock files of the automatic uid ranges. Default
+	// /run/kiln-uid-slots.
+	UIDSlotDir string
 	// MaxBoxes is how many boxes may be open at once (one uid each when
 	// root); Open waits for a free one. Default 64.
 	MaxBoxes int

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,6 +115,12 @@ func MaybeRunInit() {
 	// Thread attributes (no_new_privs, Landlock, seccomp, capabilities)
 	// are set on this thread and the exec happens from it.
 	runtime.LockOSThread()
+	// No garbage collection in the trampoline: it lives for milliseconds,
+	// and once stage 2 has set RLIMIT_AS (and RLIMIT_NPROC) a GC cycle
+	// that needs a new mapping or thread crashes the runtime (seen: SIGSEGV
+	// in the GC's span queue under load, the run reported as exit 2 with
+	// no output).
+	debug.SetGCPercent(-1)
 	var spec initSpec
 	if err := json.Unmarshal([]byte(os.Args[2]), &spec); err != nil {
 		fmt.Fprintf(os.Stderr, "kiln sandbox init: bad spec: %v\n", err)

@@ -85,6 +85,9 @@ type Runner struct {
 	root bool
 	// instance names this Runner's scratch directory (instDir) and cgroups.
 	instance string
+	// uidSlot is the locked file of an automatic uid range (nil with an
+	// explicit Config.UIDBase).
+	uidSlot  *os.File
 	instDir  string
 	viewRoot string
 	// cloneflags and userns shape stage 1 (SysProcAttr) of every run.
@@ -137,8 +140,27 @@ func New(cfg Config) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	autoUIDs := cfg.UIDBase == 0 && os.Geteuid() == 0
 	cfg = cfg.withDefaults()
-	r := &Runner{cfg: cfg, log: cfg.Logger, root: os.Geteuid() == 0}
+	var slot *os.File
+	if autoUIDs {
+		dir := cfg.UIDSlotDir
+		if dir == "" {
+			dir = defaultUIDSlotDir
+		}
+		base, f, err := acquireUIDSlot(dir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.UIDBase, slot = base, f
+	}
+	r := &Runner{cfg: cfg, log: cfg.Logger, root: os.Geteuid() == 0, uidSlot: slot}
+	ok := false
+	defer func() {
+		if !ok && slot != nil {
+			slot.Close()
+		}
+	}()
 	if err := os.MkdirAll(cfg.ScratchRoot, 0o711); err != nil {
 		return nil, fmt.Errorf("sandboxes: scratch root: %w", err)
 	}
@@ -182,6 +204,7 @@ func New(cfg Config) (*Runner, error) {
 		return nil, &PolicyError{Missing: missing, Capabilities: r.caps}
 	}
 	r.log.Debug("sandbox runner ready", "capabilities", r.caps.String())
+	ok = true
 	return r, nil
 }
 
@@ -411,6 +434,9 @@ func (r *Runner) Close() error {
 			_ = unix.Unmount(m, unix.MNT_DETACH)
 		}
 		err = os.RemoveAll(r.instDir)
+		if r.uidSlot != nil {
+			r.uidSlot.Close() // frees the uid range for another Runner
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("sandboxes: close: %w", err)
@@ -781,7 +807,12 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 		Stdout:     stdout,
 		Stderr:     stderr,
 		ExtraFiles: []*os.File{repW, lifeR},
-		WaitDelay:  time.Second,
+		// The pipes' only writers live in the box and die with stage 1,
+		// so EOF follows the exit at once; the delay only bounds a copy
+		// goroutine starved on a loaded host. When it fires, Wait closes
+		// the pipes and unread output is lost, so it is an error below
+		// (a 1 s delay lost output under load: "exit 0, empty stdout").
+		WaitDelay: 30 * time.Second,
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags: r.cloneflags,
 			// A session of its own (no controlling terminal; also a process
@@ -839,6 +870,13 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	}
 	wall := time.Since(start)
 	killOnce.Do(func() {}) // no kill from now on; killReason is stable
+	if errors.Is(waitErr, exec.ErrWaitDelay) {
+		<-repCh
+		if rc != nil {
+			rc.destroy()
+		}
+		return Result{}, fmt.Errorf("sandbox run: output pipes stayed open after the run ended; its output may be incomplete: %w", waitErr)
+	}
 	if r.cloneflags&syscall.CLONE_NEWPID == 0 {
 		// Belt without a pid namespace: nothing of this group may outlive
 		// the run (the group id stays reserved while members live).

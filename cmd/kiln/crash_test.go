@@ -134,6 +134,14 @@ concurrency: 4
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n.Fail > 0 {
+		res, _ := st.Results(ctx, c.ID, -1)
+		for _, r := range res {
+			if !r.Verdict.Pass {
+				t.Logf("%s: %s at %s: %.1500s", r.Task.Key, r.Verdict.Class, r.Verdict.Stage, r.Verdict.Diagnostic)
+			}
+		}
+	}
 	if c.State != runs.CampaignDone || n.Tasks != 180 || n.Done != 180 || n.Pass != 180 {
 		t.Fatalf("after %d kills: state %s, counts %+v; want 180 tasks done and passing", killed, c.State, n)
 	}

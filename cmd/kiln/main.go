@@ -115,17 +115,17 @@ func run(ctx context.Context, args []string, e env) int {
 		return exitBadInput
 	}
 	verbs := map[string]func(context.Context, []string, env) error{
-		"run":     cmdRun,
-		"resume":  cmdResume,
-		"serve":   cmdServe,
-		"status":  cmdStatus,
-		"report":  cmdReport,
-		"refine":  cmdRefine,
-		"export":  cmdExport,
-		"rescore": cmdRescore,
+		"run":      cmdRun,
+		"resume":   cmdResume,
+		"serve":    cmdServe,
+		"status":   cmdStatus,
+		"report":   cmdReport,
+		"refine":   cmdRefine,
+		"export":   cmdExport,
+		"rescore":  cmdRescore,
 		"doctor":   cmdDoctor,
 		"selftest": cmdSelftest,
-		"verify":  cmdVerify,
+		"verify":   cmdVerify,
 	}
 	verb, ok := verbs[args[0]]
 	if !ok {

@@ -382,9 +382,9 @@ func setNode(m *yaml.Node, path []string, v *yaml.Node) {
 	setNode(child, path[1:], v)
 }
 
-// Plan is what kiln refine --plan prints: the decision on the finished
+// RefinePlan is what kiln refine --plan prints: the decision on the finished
 // run's current round and the next round's mix.
-type Plan struct {
+type RefinePlan struct {
 	Campaign string          `json:"campaign"`
 	Name     string          `json:"name"`
 	Round    int             `json:"round"`
@@ -403,41 +403,41 @@ type Plan struct {
 
 // planNext computes the next round's plan of camp under sp without calling
 // a model or touching a sandbox.
-func planNext(ctx context.Context, st *runs.Store, camp runs.Campaign, sp *spec.Spec) (Plan, error) {
+func planNext(ctx context.Context, st *runs.Store, camp runs.Campaign, sp *spec.Spec) (RefinePlan, error) {
 	items, err := corpusItems(sp)
 	if err != nil {
-		return Plan{}, usageError{err}
+		return RefinePlan{}, usageError{err}
 	}
 	rf, err := refineConfig(sp, items)
 	if err != nil {
-		return Plan{}, usageError{err}
+		return RefinePlan{}, usageError{err}
 	}
 	results, err := st.Results(ctx, camp.ID, camp.Round)
 	if err != nil {
-		return Plan{}, err
+		return RefinePlan{}, err
 	}
 	var prev []runs.Result
 	if camp.Round > 0 {
 		if prev, err = st.Results(ctx, camp.ID, camp.Round-1); err != nil {
-			return Plan{}, err
+			return RefinePlan{}, err
 		}
 	}
 	tasks, err := st.Tasks(ctx, camp.ID, -1)
 	if err != nil {
-		return Plan{}, err
+		return RefinePlan{}, err
 	}
 	d, err := rf.Decide(camp.Lane, camp.Round, results, prev, tasks)
 	if err != nil {
-		return Plan{}, err
+		return RefinePlan{}, err
 	}
-	p := Plan{Campaign: camp.ID, Name: camp.Name, Round: camp.Round, Decision: d, SamplesPerTask: sp.Tasks.SamplesPerTask}
+	p := RefinePlan{Campaign: camp.ID, Name: camp.Name, Round: camp.Round, Decision: d, SamplesPerTask: sp.Tasks.SamplesPerTask}
 	if d.Stop != "" {
 		return p, nil
 	}
 	p.Shares = refinement.Shares(d.Weights, rf.Policy.Known)
 	drawn, err := rf.Draw(camp.Round+1, d.Weights)
 	if err != nil {
-		return Plan{}, err
+		return RefinePlan{}, err
 	}
 	p.DrawnTasks = len(drawn)
 	p.Drawn = map[string]int{}
@@ -452,7 +452,7 @@ func planNext(ctx context.Context, st *runs.Store, camp runs.Campaign, sp *spec.
 	return p, nil
 }
 
-func printPlan(w io.Writer, camp runs.Campaign, p Plan) {
+func printPlan(w io.Writer, camp runs.Campaign, p RefinePlan) {
 	d := p.Decision
 	fmt.Fprintf(w, "campaign %s (%s), round %d: plan for round %d\n\n", camp.ID, camp.Name, p.Round, p.Round+1)
 	if d.Stop != "" {
@@ -499,9 +499,6 @@ func orNone(s []string) string {
 
 // ---- kiln report ----
 
-// RoundDecision is a stored round record as the report shows it.
-type RoundDecision = engine.RoundRecord
-
 // campaignReport is kiln report's JSON.
 type campaignReport struct {
 	Campaign string                     `json:"campaign"`
@@ -513,8 +510,8 @@ type campaignReport struct {
 	Round    int                        `json:"round"`
 	Stats    []refinement.CategoryStats `json:"categories"`
 	// Refinement is the per-round report (every round, whatever --round).
-	Refinement refinement.Report `json:"refinement"`
-	Decisions  []RoundDecision   `json:"decisions,omitempty"`
+	Refinement refinement.Report    `json:"refinement"`
+	Decisions  []engine.RoundRecord `json:"decisions,omitempty"`
 	// SynthesisCost sums the synthesiser calls of every round.
 	SynthesisCost synthCost `json:"synthesis_cost"`
 }
@@ -619,7 +616,7 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 	if len(rep.Refinement.Rounds) < 2 && len(rep.Decisions) == 0 {
 		return nil
 	}
-	decided := map[int]RoundDecision{}
+	decided := map[int]engine.RoundRecord{}
 	for _, d := range rep.Decisions {
 		decided[d.Round] = d
 	}
@@ -638,7 +635,7 @@ func msString(ms int64) string {
 	return fmt.Sprintf("%.1fs", float64(ms)/1000)
 }
 
-func printRound(out io.Writer, rr refinement.RoundReport, d RoundDecision) {
+func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) {
 	o := rr.Overall
 	fmt.Fprintf(out, "\nround %d: %d tasks, %d pass (%.1f%%, 95%% CI %.0f-%.0f%%), %d prompt + %d completion tokens\n",
 		rr.Round, o.Total, o.Pass, 100*o.PassRate, 100*o.Low, 100*o.High, rr.Cost.PromptTokens, rr.Cost.CompletionTokens)
