@@ -121,6 +121,11 @@ func MaybeRunInit() {
 	// in the GC's span queue under load, the run reported as exit 2 with
 	// no output).
 	debug.SetGCPercent(-1)
+	// One P: with the setrlimit-to-execve sequence done in raw syscalls
+	// (which keep the P), no other goroutine (a background sweeper) can
+	// run and allocate once RLIMIT_AS is in force: the Go runtime dies
+	// with "cannot allocate memory" when a mapping fails (seen under load).
+	runtime.GOMAXPROCS(1)
 	var spec initSpec
 	if err := json.Unmarshal([]byte(os.Args[2]), &spec); err != nil {
 		fmt.Fprintf(os.Stderr, "kiln sandbox init: bad spec: %v\n", err)
@@ -433,17 +438,24 @@ func runStageTarget(spec initSpec) int {
 			return fail("%s", layerErr(LayerLandlock, "%v", err))
 		}
 	}
-	for _, l := range spec.Rlimits {
-		if err := unix.Setrlimit(l.Resource, &unix.Rlimit{Cur: l.Cur, Max: l.Max}); err != nil {
-			return fail("%s", layerErr(LayerRlimits, "setrlimit %d: %v", l.Resource, err))
+	// From the first setrlimit to execve: raw syscalls only, no allocation
+	// (see MaybeRunInit). The limits are prepared first.
+	lims := make([]unix.Rlimit, len(spec.Rlimits))
+	for i, l := range spec.Rlimits {
+		lims[i] = unix.Rlimit{Cur: l.Cur, Max: l.Max}
+	}
+	for i, l := range spec.Rlimits {
+		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(l.Resource), uintptr(unsafe.Pointer(&lims[i])), 0, 0, 0); e != 0 {
+			return fail("%s", layerErr(LayerRlimits, "setrlimit %d: %v", l.Resource, e))
 		}
 	}
 	if spec.Seccomp {
-		if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
-			return fail("%s", layerErr(LayerSeccomp, "load filter: %v", err))
+		if _, _, e := syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0, 0); e != 0 {
+			return fail("%s", layerErr(LayerSeccomp, "load filter: %v", e))
 		}
 		runtime.KeepAlive(filter)
 	}
+	runtime.KeepAlive(lims)
 	if spec.Probe {
 		return runProbe(errPipe, spec)
 	}

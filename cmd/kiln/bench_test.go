@@ -141,6 +141,14 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 				start := time.Now()
 				cnt, err := eng.Run(ctx, c.ID, plan, nil)
 				wall += time.Since(start)
+				if cnt.Fail > 0 {
+					res, _ := st.Results(ctx, c.ID, -1)
+					for _, r := range res {
+						if !r.Verdict.Pass {
+							b.Logf("%s: %s at %s: %.400s", r.Task.Key, r.Verdict.Class, r.Verdict.Stage, r.Verdict.Diagnostic)
+						}
+					}
+				}
 				st.Close()
 				if err != nil {
 					b.Fatal(err)
