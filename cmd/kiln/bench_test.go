@@ -31,7 +31,12 @@ import (
 //	go test ./cmd/kiln -run '^$' -bench Loop -benchtime=1x
 //
 // KILN_BENCH_LATENCY (default 2s) and KILN_BENCH_ROUNDS (default 6) change
-// the server latency and the tasks per worker. Results: cmd/kiln/BENCH.md.
+// the server latency and the tasks per worker. KILN_BENCH_MARGIN (default
+// 2) sets the campaign's attempts in flight to margin x the endpoint's
+// concurrency: an attempt holds a model slot only during its model call, so
+// extra attempts verify answers while the endpoint stays busy (margin 1:
+// every attempt waits for its own verification before its slot is used
+// again). Results: cmd/kiln/BENCH.md.
 func BenchmarkLoop(b *testing.B) {
 	latency := 2 * time.Second
 	if s := os.Getenv("KILN_BENCH_LATENCY"); s != "" {
@@ -48,6 +53,14 @@ func BenchmarkLoop(b *testing.B) {
 			b.Fatal(err)
 		}
 		rounds = n
+	}
+	margin := 2
+	if s := os.Getenv("KILN_BENCH_MARGIN"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("KILN_BENCH_MARGIN=%q", s)
+		}
+		margin = n
 	}
 	items, err := prompts.LoadBuiltinCorpus("c2x86")
 	if err != nil {
@@ -105,7 +118,7 @@ models:
   - {name: fake, kind: openai, base_url: %s/v1, model: bench, concurrency: %d, tools: none}
 concurrency: %d
 agent: {repair_turns: 0, max_tool_calls: 0}
-`, samples, srv.URL, conc, conc)
+`, samples, srv.URL, conc, margin*conc)
 			sp, err := spec.Parse([]byte(yaml), "bench.yaml", specOptions(dir))
 			if err != nil {
 				b.Fatal(err)
