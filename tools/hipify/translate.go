@@ -191,7 +191,10 @@ func (m *Mapping) Translate(src string) (Result, error) {
 		afterScope := isPunct(i-1, "::")
 		e, exact := m.idents[name]
 		if !exact {
-			if afterMember || userMacros[name] || declared[name] {
+			// A name the file declares itself is its own, except the
+			// reserved __nv prefix: declaring libdevice's __nv_* functions
+			// (extern "C" __device__ ...) does not make them exist on AMD.
+			if afterMember || userMacros[name] || (declared[name] && !strings.HasPrefix(name, "__nv")) {
 				continue
 			}
 			g, ok := m.Lookup(name)

@@ -323,3 +323,27 @@ func BenchmarkTranslate(b *testing.B) {
 		}
 	}
 }
+
+// A file that declares libdevice functions itself still gets them flagged:
+// the declaration does not make them exist on AMD.
+func TestDeclaredLibdeviceIsUnsupported(t *testing.T) {
+	t.Parallel()
+	src := "extern \"C\" __device__ unsigned int __nv_brev(unsigned int x);\n" +
+		"__global__ void k(unsigned *o) { o[0] = __nv_brev(o[0]); }\n"
+	res, err := Translate(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() {
+		t.Fatalf("declared __nv_brev passed silently: %s", res.HIP)
+	}
+	found := false
+	for _, is := range res.Unsupported {
+		if is.Construct == "__nv_brev" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("issues %+v do not name __nv_brev", res.Unsupported)
+	}
+}

@@ -40,7 +40,10 @@ type Spec struct {
 	Sampling Sampling `yaml:"sampling"`
 	// Concurrency is the number of attempts in flight for the whole
 	// campaign (default 8, >= 1). Each endpoint is further limited by its
-	// own models[].concurrency.
+	// own models[].concurrency, and an attempt holds an endpoint slot only
+	// while its model call runs: set this to about twice the endpoints'
+	// total concurrency so they stay busy while answers are verified
+	// (cmd/kiln/BENCH.md).
 	Concurrency int `yaml:"concurrency"`
 	// Budgets stop the campaign early; zero values mean unlimited.
 	Budgets Budgets `yaml:"budgets"`
