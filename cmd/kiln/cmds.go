@@ -71,6 +71,35 @@ func (c *common) logger(e env) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl})), nil
 }
 
+// openCampaign opens the store and finds the campaign ref names (id, unique
+// id prefix or name). The caller closes the store.
+func (c *common) openCampaign(ctx context.Context, e env, ref string) (*runs.Store, runs.Campaign, *slog.Logger, error) {
+	log, err := c.logger(e)
+	if err != nil {
+		return nil, runs.Campaign{}, nil, err
+	}
+	st, err := c.open(ctx, log)
+	if err != nil {
+		return nil, runs.Campaign{}, nil, err
+	}
+	camp, err := st.Campaign(ctx, ref)
+	if err != nil {
+		st.Close()
+		return nil, runs.Campaign{}, nil, badInput("campaign %q: %v", ref, err)
+	}
+	return st, camp, log, nil
+}
+
+// storedSpec parses a campaign's stored spec; relative paths resolve against
+// the folder the spec was submitted from.
+func storedSpec(camp runs.Campaign) (*spec.Spec, error) {
+	sp, err := spec.Parse(camp.Spec, camp.Name+".yaml", specOptions(camp.SpecDir))
+	if err != nil {
+		return nil, fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
+	}
+	return sp, nil
+}
+
 func (c *common) open(ctx context.Context, log *slog.Logger) (*runs.Store, error) {
 	st, err := runs.Open(ctx, c.data, log)
 	if err != nil {
@@ -138,7 +167,11 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return badInput("read spec: %v", err)
 	}
-	sp, err := spec.Parse(data, path, specOptions(filepath.Dir(path)))
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return badInput("spec folder: %v", err)
+	}
+	sp, err := spec.Parse(data, path, specOptions(dir))
 	if err != nil {
 		return usageError{err}
 	}
@@ -156,7 +189,7 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	if _, err := w.plan(ctx, sp); err != nil {
 		return usageError{err}
 	}
-	camp, err := st.CreateCampaign(ctx, runs.Campaign{Name: sp.Name, Lane: sp.Lane, Spec: data})
+	camp, err := st.CreateCampaign(ctx, runs.Campaign{Name: sp.Name, Lane: sp.Lane, Spec: data, SpecDir: dir})
 	if err != nil {
 		return fmt.Errorf("create campaign: %w", err)
 	}
@@ -175,27 +208,19 @@ func cmdResume(ctx context.Context, args []string, e env) error {
 	if fs.NArg() != 1 {
 		return badInput("want one campaign id or name")
 	}
-	log, err := c.logger(e)
-	if err != nil {
-		return err
-	}
-	st, err := c.open(ctx, log)
+	st, camp, log, err := c.openCampaign(ctx, e, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	camp, err := st.Campaign(ctx, fs.Arg(0))
-	if err != nil {
-		return badInput("campaign %q: %v", fs.Arg(0), err)
-	}
 	switch camp.State {
 	case runs.CampaignDone, runs.CampaignCancelled:
 		fmt.Fprintf(e.stdout, "campaign %s is %s; nothing to resume\n", camp.ID, camp.State)
 		return nil
 	}
-	sp, err := spec.Parse(camp.Spec, camp.Name+".yaml", specOptions(""))
+	sp, err := storedSpec(camp)
 	if err != nil {
-		return fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
+		return err
 	}
 	if camp.State == runs.CampaignFailed {
 		if err := st.SetCampaignState(ctx, camp.ID, runs.CampaignQueued, "resumed"); err != nil {
@@ -346,19 +371,11 @@ func cmdReport(ctx context.Context, args []string, e env) error {
 	if fs.NArg() != 1 {
 		return badInput("want one campaign id or name")
 	}
-	log, err := c.logger(e)
-	if err != nil {
-		return err
-	}
-	st, err := c.open(ctx, log)
+	st, camp, _, err := c.openCampaign(ctx, e, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	camp, err := st.Campaign(ctx, fs.Arg(0))
-	if err != nil {
-		return badInput("campaign %q: %v", fs.Arg(0), err)
-	}
 	return writeReport(ctx, st, camp, *round, *asJSON, *svg, e)
 }
 
@@ -394,19 +411,11 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 	if fs.NArg() != 1 {
 		return badInput("want one campaign id or name")
 	}
-	log, err := c.logger(e)
-	if err != nil {
-		return err
-	}
-	st, err := c.open(ctx, log)
+	st, camp, _, err := c.openCampaign(ctx, e, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	camp, err := st.Campaign(ctx, fs.Arg(0))
-	if err != nil {
-		return badInput("campaign %q: %v", fs.Arg(0), err)
-	}
 	w := e.stdout
 	var f *os.File
 	if *out != "-" {
@@ -454,22 +463,14 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	if fs.NArg() != 1 {
 		return badInput("want one campaign id or name")
 	}
-	log, err := c.logger(e)
-	if err != nil {
-		return err
-	}
-	st, err := c.open(ctx, log)
+	st, camp, log, err := c.openCampaign(ctx, e, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	camp, err := st.Campaign(ctx, fs.Arg(0))
+	sp, err := storedSpec(camp)
 	if err != nil {
-		return badInput("campaign %q: %v", fs.Arg(0), err)
-	}
-	sp, err := spec.Parse(camp.Spec, camp.Name+".yaml", specOptions(""))
-	if err != nil {
-		return fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
+		return err
 	}
 	w := c.wiring(e, log, c.data)
 	lane, err := w.lane(sp)

@@ -581,6 +581,14 @@ func TestUnreachableEndpoint(t *testing.T) {
 	if c.State != runs.CampaignFailed || n.Done != 0 || n.Queued != 3 {
 		t.Errorf("state %s counts %+v", c.State, n)
 	}
+	st.Close()
+	// Resume from another working directory: the spec's relative corpus
+	// path still resolves against the spec's folder, and the campaign
+	// fails again for the endpoint, not for a path.
+	code, _, errs = runKiln(t, ctx, "resume", "--data", data, "e2e-down")
+	if code == 0 || !strings.Contains(errs, "failed in a row") {
+		t.Fatalf("resume: exit %d, stderr %s", code, errs)
+	}
 }
 
 // TestBadSpec: kiln run names file, line and field of every problem, exits

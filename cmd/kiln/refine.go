@@ -234,19 +234,11 @@ func cmdRefine(ctx context.Context, args []string, e env) error {
 	if *rounds < 1 {
 		return badInput("--rounds: must be >= 1")
 	}
-	log, err := c.logger(e)
-	if err != nil {
-		return err
-	}
-	st, err := c.open(ctx, log)
+	st, src, log, err := c.openCampaign(ctx, e, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	src, err := st.Campaign(ctx, fs.Arg(0))
-	if err != nil {
-		return badInput("campaign %q: %v", fs.Arg(0), err)
-	}
 	var forced []string
 	for _, s := range strings.Split(*cats, ",") {
 		if s = strings.TrimSpace(s); s != "" && !slices.Contains(forced, s) {
