@@ -32,7 +32,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -374,7 +373,7 @@ func (c *Client) statusError(status int, h http.Header, msg string) error {
 	err := errors.New(msg)
 	switch {
 	case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500:
-		return c.fail(agent.KindRetryable, status, retryAfter(h, time.Now()), err)
+		return c.fail(agent.KindRetryable, status, agent.RetryAfter(h, time.Now()), err)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return c.fail(agent.KindAuth, status, 0, err)
 	case status == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "not found") &&
@@ -452,22 +451,4 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 		b.rec.mu.Unlock()
 	}
 	return n, err
-}
-
-// retryAfter parses a Retry-After header: delay-seconds or an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		return time.Duration(n * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

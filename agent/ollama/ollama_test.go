@@ -652,7 +652,7 @@ func TestRetryAfter(t *testing.T) {
 		if v != "" {
 			h.Set("Retry-After", v)
 		}
-		if got := retryAfter(h, now); got != want {
+		if got := agent.RetryAfter(h, now); got != want {
 			t.Errorf("retryAfter(%q) = %v, want %v", v, got, want)
 		}
 	}

@@ -657,7 +657,7 @@ func (c *Client) statusError(ctx, callCtx context.Context, hresp *http.Response)
 func (c *Client) classify(status int, h http.Header, body []byte, err error) *agent.Error {
 	switch {
 	case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500:
-		return c.fail(agent.KindRetryable, status, retryAfter(h, time.Now()), err)
+		return c.fail(agent.KindRetryable, status, agent.RetryAfter(h, time.Now()), err)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return c.fail(agent.KindAuth, status, 0, err)
 	case status == http.StatusNotFound && modelNotFound(body, err.Error()):
@@ -730,24 +730,6 @@ func intCode(v any) int {
 	case string:
 		n, _ := strconv.Atoi(x)
 		return n
-	}
-	return 0
-}
-
-// retryAfter parses a Retry-After header: delay-seconds or an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		return time.Duration(n * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
 	}
 	return 0
 }

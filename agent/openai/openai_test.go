@@ -886,7 +886,7 @@ func TestRetryAfter(t *testing.T) {
 		if tt.v != "" {
 			h.Set("Retry-After", tt.v)
 		}
-		if got := retryAfter(h, now); got != tt.want {
+		if got := agent.RetryAfter(h, now); got != tt.want {
 			t.Errorf("retryAfter(%q) = %v, want %v", tt.v, got, tt.want)
 		}
 	}
