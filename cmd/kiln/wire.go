@@ -27,7 +27,7 @@ import (
 )
 
 // lanes are the lanes this binary runs end to end.
-var lanes = []string{c2x86.LaneName}
+var lanes = []string{c2x86.LaneName, cudasynth.LaneName}
 
 func specOptions(dir string) spec.Options {
 	return spec.Options{Lanes: lanes, Dir: dir, CheckPaths: true}
@@ -198,6 +198,9 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 		for _, t := range lane.Tools(tools.Item{Lane: sp.Lane}) {
 			toolNames = append(toolNames, t.Name())
 		}
+	}
+	if sp.Lane == cudasynth.LaneName {
+		return w.cudaPlan(sp, lane, model, mode, toolNames)
 	}
 	system, err := prompts.Render(sp.Lane, "system", prompts.SystemData{Tools: toolNames})
 	if err != nil {

@@ -214,3 +214,19 @@ func TestExtractProgram(t *testing.T) {
 		})
 	}
 }
+
+func TestKernelBase(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"_Z9clothStepPK6float4S1_PS_":               "clothStep",
+		"_Z9clothStepPK15HIP_vector_typeIfLj4EES2_": "clothStep",
+		"_ZN2ns6kernelEPf":                          "ns::kernel",
+		"_Z6reduceIfEvPKT_PS0_i":                    "reduce",
+		"plain_c_kernel":                            "plain_c_kernel",
+		"_Zbogus":                                   "_Zbogus",
+	} {
+		if got := KernelBase(in); got != want {
+			t.Errorf("KernelBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package cudasynth
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -297,7 +299,16 @@ func (p *pipeline) hipChain(ctx context.Context) error {
 		inputs:  map[string][]byte{hipFile: hip},
 		outputs: []string{"program.host.s"}}
 	nvArgs := append([]string{"-x", "cu", "-D__HIP_PLATFORM_NVIDIA__"}, cfg.NVCCFlags...)
-	nvArgs = append(nvArgs, gencodes(cfg.SMs)...)
+	if legacyVote.Match(hip) {
+		// HIP 5.2's NVIDIA headers map __ballot/__any/__all to CUDA's
+		// pre-Volta vote intrinsics, which PTX for compute_70+ rejects:
+		// build that PTX for compute_60 and let ptxas make the same SASS.
+		for _, sm := range cfg.SMs {
+			nvArgs = append(nvArgs, "-gencode", "arch=compute_60,code="+sm)
+		}
+	} else {
+		nvArgs = append(nvArgs, gencodes(cfg.SMs)...)
+	}
 	nvArgs = append(nvArgs, "-o", hipExe, hipFile)
 	nv := job{name: "hip-nvidia", tool: toolchain.NVCC, args: nvArgs,
 		inputs: map[string][]byte{hipFile: hip}, outputs: []string{hipExe}}
@@ -403,7 +414,10 @@ func (p *pipeline) checkRDNA3(ctx context.Context) error {
 	if len(kernels) == 0 {
 		problems = append(problems, "the device assembly has no kernel (.amdhsa_kernel)")
 	}
-	if missing := missingFrom(p.ptxKernels, kernels); len(missing) > 0 {
+	// Compare names, not manglings: CUDA's and HIP's vector types differ
+	// (float3 vs HIP_vector_type<float, 3>), so the same kernel mangles
+	// differently on the two sides.
+	if missing := missingFrom(kernelBases(p.ptxKernels), kernelBases(kernels)); len(missing) > 0 {
 		problems = append(problems, "kernels missing from the RDNA3 assembly: "+strings.Join(missing, ", "))
 	}
 	inline := InlineAsmAMDGPU(p.rdna3Raw)
@@ -567,6 +581,10 @@ func (p *pipeline) countCompile(r *jobResult) {
 	}
 }
 
+// legacyVote finds the HIP warp votes that HIP 5.2's NVIDIA headers turn
+// into CUDA's pre-Volta intrinsics.
+var legacyVote = regexp.MustCompile(`\b__(ballot|any|all)\s*\(`)
+
 // gencodes are nvcc's -gencode flags for SASS targets.
 func gencodes(sms []string) []string {
 	var out []string
@@ -577,6 +595,54 @@ func gencodes(sms []string) []string {
 }
 
 // missingFrom lists the names of want absent from have.
+// KernelBase is a kernel's name without its mangled parameter types:
+// "_Z9clothStepPK6float4S1_PS_" -> "clothStep", "_ZN2ns1kEv" -> "ns::k";
+// an unmangled (extern "C") name is returned as is.
+func KernelBase(mangled string) string {
+	s, ok := strings.CutPrefix(mangled, "_Z")
+	if !ok {
+		return mangled
+	}
+	readName := func(s string) (string, string, bool) {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		n, err := strconv.Atoi(s[:i])
+		if i == 0 || err != nil || n > len(s)-i {
+			return "", s, false
+		}
+		return s[i : i+n], s[i+n:], true
+	}
+	if rest, nested := strings.CutPrefix(s, "N"); nested {
+		var parts []string
+		for {
+			name, r, ok := readName(rest)
+			if !ok {
+				break
+			}
+			parts, rest = append(parts, name), r
+		}
+		if len(parts) == 0 {
+			return mangled
+		}
+		return strings.Join(parts, "::")
+	}
+	name, _, ok := readName(s)
+	if !ok {
+		return mangled
+	}
+	return name
+}
+
+func kernelBases(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = KernelBase(n)
+	}
+	return out
+}
+
 func missingFrom(want, have []string) []string {
 	set := map[string]bool{}
 	for _, h := range have {
