@@ -29,7 +29,7 @@ func cudaSystem(sp *spec.Spec) (string, error) {
 // folder laid over it when there is one.
 func personaLibrary(sp *spec.Spec) (*persona.Library, error) {
 	t := sp.Tasks.Templates
-	if t == nil {
+	if t == nil || (t.Dir == "builtin" && len(t.Pools) == 0) {
 		return persona.LoadBuiltin()
 	}
 	if len(t.Pools) > 0 {

@@ -381,7 +381,7 @@ func (s *Spec) resolvePaths(opts Options) Errors {
 	if s.Tasks.Corpus != "builtin" {
 		fix("tasks.corpus", &s.Tasks.Corpus)
 	}
-	if s.Tasks.Templates != nil {
+	if s.Tasks.Templates != nil && s.Tasks.Templates.Dir != "builtin" {
 		fix("tasks.templates.dir", &s.Tasks.Templates.Dir)
 	}
 	for i := range s.Models {

@@ -88,8 +88,8 @@ type Tasks struct {
 // Templates is a folder of persona templates and the pools their
 // placeholders draw from.
 type Templates struct {
-	// Dir is the template folder, relative to the spec file's folder;
-	// required.
+	// Dir is "builtin" (the lane's embedded templates) or a template
+	// folder laid over them, relative to the spec file's folder; required.
 	Dir string `yaml:"dir"`
 	// Pools maps a placeholder variable to its values; every pool needs at
 	// least one value.

@@ -318,7 +318,7 @@ models:
 			`campaign.yaml:5: tasks.categories[1]: duplicate category "a"`,
 			"campaign.yaml:5: tasks.categories[2]: empty category",
 			"campaign.yaml:6: tasks.templates: cannot be used together with tasks.corpus",
-			"campaign.yaml:6: tasks.templates.dir: required",
+			"campaign.yaml:6: tasks.templates.dir: required (\"builtin\" or a folder)",
 			`campaign.yaml:9: tasks.templates.pools.operation: pool "operation" has no values`,
 			`campaign.yaml:10: tasks.templates.pools.size: pool "size" has no values`,
 			"campaign.yaml:12: models[0].name: must match [A-Za-z0-9._-]+",

@@ -131,8 +131,8 @@ func (v *validator) tasks(opts Options) {
 	}
 	if tp := t.Templates; tp != nil {
 		if tp.Dir == "" {
-			v.add("tasks.templates.dir", "required")
-		} else {
+			v.add("tasks.templates.dir", "required (\"builtin\" or a folder)")
+		} else if tp.Dir != "builtin" {
 			v.dir(opts, "tasks.templates.dir", tp.Dir)
 		}
 		for _, name := range sortedKeys(tp.Pools) {
