@@ -3,6 +3,8 @@ package c2x86
 import (
 	"regexp"
 	"strings"
+
+	"github.com/kiln-dev/kiln/tools"
 )
 
 // asmLangs are fence info strings that mark assembly.
@@ -14,11 +16,6 @@ var asmLangs = map[string]bool{
 
 var thinkRE = regexp.MustCompile(`(?s)<think>.*?</think>`)
 
-type fence struct {
-	lang string
-	body string
-}
-
 // ExtractAsm pulls the assembly answer out of a model message: the last
 // fenced block labelled as assembly (```asm, ```s, ```x86asm, ```gas,
 // ```assembly, ...), else the last unlabelled fence whose text looks like
@@ -29,17 +26,17 @@ func ExtractAsm(text string) (string, bool) {
 	if i := strings.Index(text, "<think>"); i >= 0 && !strings.Contains(text[i:], "</think>") {
 		text = text[:i] // unterminated thinking: nothing after it is an answer
 	}
-	var labelled, bare []fence
-	for _, f := range fences(text) {
-		lang := strings.ToLower(f.lang)
+	var labelled, bare []tools.Fence
+	for _, f := range tools.Fences(text) {
+		lang := strings.ToLower(f.Lang)
 		switch {
 		case asmLangs[lang]:
 			labelled = append(labelled, f)
-		case lang == "" && looksLikeAsm(f.body):
+		case lang == "" && looksLikeAsm(f.Body):
 			bare = append(bare, f)
 		}
 	}
-	var pick []fence
+	var pick []tools.Fence
 	switch {
 	case len(labelled) > 0:
 		pick = labelled
@@ -48,7 +45,7 @@ func ExtractAsm(text string) (string, bool) {
 	default:
 		return "", false
 	}
-	body := pick[len(pick)-1].body
+	body := pick[len(pick)-1].Body
 	if strings.TrimSpace(body) == "" {
 		return "", false
 	}
@@ -56,54 +53,6 @@ func ExtractAsm(text string) (string, bool) {
 		body += "\n"
 	}
 	return body, true
-}
-
-// fences lists the fenced code blocks of a markdown text.
-func fences(text string) []fence {
-	var out []fence
-	lines := strings.Split(text, "\n")
-	for i := 0; i < len(lines); i++ {
-		marker, info, ok := fenceOpen(lines[i])
-		if !ok {
-			continue
-		}
-		var body []string
-		j := i + 1
-		for ; j < len(lines); j++ {
-			t := strings.TrimSpace(lines[j])
-			if strings.HasPrefix(t, marker) && strings.Trim(t, marker[:1]) == "" {
-				break
-			}
-			body = append(body, lines[j])
-		}
-		lang, _, _ := strings.Cut(info, " ")
-		lang = strings.Trim(lang, "{}.")
-		out = append(out, fence{lang: lang, body: strings.Join(body, "\n")})
-		i = j
-	}
-	return out
-}
-
-// fenceOpen recognises ``` or ~~~ (three or more) with an info string.
-func fenceOpen(line string) (marker, info string, ok bool) {
-	t := strings.TrimLeft(line, " ")
-	if len(line)-len(t) > 3 {
-		return "", "", false
-	}
-	for _, ch := range []string{"`", "~"} {
-		n := 0
-		for n < len(t) && t[n] == ch[0] {
-			n++
-		}
-		if n >= 3 {
-			info = strings.TrimSpace(t[n:])
-			if ch == "`" && strings.Contains(info, "`") {
-				return "", "", false
-			}
-			return t[:n], info, true
-		}
-	}
-	return "", "", false
 }
 
 // looksLikeAsm: most meaningful lines are directives, labels or x86

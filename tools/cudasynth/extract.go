@@ -3,6 +3,8 @@ package cudasynth
 import (
 	"regexp"
 	"strings"
+
+	"github.com/kiln-dev/kiln/tools"
 )
 
 // cudaLangs are fence info strings that mark a CUDA program.
@@ -11,11 +13,6 @@ var cudaLangs = map[string]bool{
 }
 
 var thinkRE = regexp.MustCompile(`(?s)<think>.*?</think>`)
-
-type fence struct {
-	lang string
-	body string
-}
 
 // ExtractProgram pulls a CUDA program out of a model message. Among the
 // fenced blocks labelled ```cuda, ```cu, ```cpp, ```c++ (or unlabelled),
@@ -29,24 +26,24 @@ func ExtractProgram(text string) (string, bool) {
 	if i := strings.Index(text, "<think>"); i >= 0 && !strings.Contains(text[i:], "</think>") {
 		text = text[:i]
 	}
-	fs := fences(text)
+	fs := tools.Fences(text)
 	if len(fs) == 0 {
 		if isProgram(text) {
 			return ensureNewline(text), true
 		}
 		return "", false
 	}
-	var candidates []fence
+	var candidates []tools.Fence
 	for _, f := range fs {
-		lang := strings.ToLower(f.lang)
+		lang := strings.ToLower(f.Lang)
 		if cudaLangs[lang] || lang == "" {
 			candidates = append(candidates, f)
 		}
 	}
 	pick := func(pred func(string) bool) (string, bool) {
 		for i := len(candidates) - 1; i >= 0; i-- {
-			if strings.TrimSpace(candidates[i].body) != "" && pred(candidates[i].body) {
-				return ensureNewline(candidates[i].body), true
+			if strings.TrimSpace(candidates[i].Body) != "" && pred(candidates[i].Body) {
+				return ensureNewline(candidates[i].Body), true
 			}
 		}
 		return "", false
@@ -71,53 +68,4 @@ func ensureNewline(s string) string {
 		return s + "\n"
 	}
 	return s
-}
-
-// fences lists the fenced code blocks of a markdown text; a last fence
-// cut off by the end of the text counts.
-func fences(text string) []fence {
-	var out []fence
-	lines := strings.Split(text, "\n")
-	for i := 0; i < len(lines); i++ {
-		marker, info, ok := fenceOpen(lines[i])
-		if !ok {
-			continue
-		}
-		var body []string
-		j := i + 1
-		for ; j < len(lines); j++ {
-			t := strings.TrimSpace(lines[j])
-			if strings.HasPrefix(t, marker) && strings.Trim(t, marker[:1]) == "" {
-				break
-			}
-			body = append(body, lines[j])
-		}
-		lang, _, _ := strings.Cut(info, " ")
-		lang = strings.Trim(lang, "{}.")
-		out = append(out, fence{lang: lang, body: strings.Join(body, "\n")})
-		i = j
-	}
-	return out
-}
-
-// fenceOpen recognises ``` or ~~~ (three or more) with an info string.
-func fenceOpen(line string) (marker, info string, ok bool) {
-	t := strings.TrimLeft(line, " ")
-	if len(line)-len(t) > 3 {
-		return "", "", false
-	}
-	for _, ch := range []string{"`", "~"} {
-		n := 0
-		for n < len(t) && t[n] == ch[0] {
-			n++
-		}
-		if n >= 3 {
-			info = strings.TrimSpace(t[n:])
-			if ch == "`" && strings.Contains(info, "`") {
-				return "", "", false
-			}
-			return t[:n], info, true
-		}
-	}
-	return "", "", false
 }
