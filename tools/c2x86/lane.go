@@ -228,12 +228,19 @@ func (l *Lane) Extract(text string) (string, bool) { return ExtractAsm(text) }
 // function's name; extra header files are added under their base names.
 func ItemFromFiles(functionPath, driverPath, function string, headers ...string) (tools.Item, error) {
 	item := tools.Item{Lane: LaneName, Files: map[string]string{}, Meta: map[string]string{"function": function}}
-	for name, path := range map[string]string{"function.c": functionPath, "driver.c": driverPath} {
-		b, err := os.ReadFile(path)
+	// A fixed order, and every unreadable file reported at once, so the
+	// error is the same from run to run and names all that is wrong.
+	var errs []error
+	for _, f := range []struct{ name, path string }{{"function.c", functionPath}, {"driver.c", driverPath}} {
+		b, err := os.ReadFile(f.path)
 		if err != nil {
-			return tools.Item{}, fmt.Errorf("c2x86 item: %w", err)
+			errs = append(errs, fmt.Errorf("%s: %w", f.name, err))
+			continue
 		}
-		item.Files[name] = string(b)
+		item.Files[f.name] = string(b)
+	}
+	if len(errs) > 0 {
+		return tools.Item{}, fmt.Errorf("c2x86 item: %w", errors.Join(errs...))
 	}
 	for _, h := range headers {
 		b, err := os.ReadFile(h)

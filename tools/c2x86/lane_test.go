@@ -681,3 +681,30 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// TestItemFromFilesNamesEveryMissingFile: both missing files are named, the
+// same way on every call (the files used to be read in map order).
+func TestItemFromFilesNamesEveryMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	fn := filepath.Join(dir, "present.c")
+	if err := os.WriteFile(fn, []byte("int f(void){return 1;}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		_, err := ItemFromFiles("/nonexistent-fn.c", "/nonexistent-drv.c", "f")
+		if err == nil || !strings.Contains(err.Error(), "/nonexistent-fn.c") || !strings.Contains(err.Error(), "/nonexistent-drv.c") {
+			t.Fatalf("both files missing: %v", err)
+		}
+		if !strings.Contains(err.Error(), "function.c:") || !strings.Contains(err.Error(), "driver.c:") {
+			t.Fatalf("error does not say which input: %v", err)
+		}
+	}
+	_, err := ItemFromFiles(fn, "/nonexistent-drv.c", "f")
+	if err == nil || !strings.Contains(err.Error(), "driver.c") || strings.Contains(err.Error(), "present.c") {
+		t.Fatalf("driver missing: %v", err)
+	}
+	it, err := ItemFromFiles(fn, fn, "f")
+	if err != nil || it.Files["function.c"] == "" || it.Files["driver.c"] == "" {
+		t.Fatalf("both present: %v %+v", err, it.Files)
+	}
+}
