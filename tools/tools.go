@@ -127,3 +127,26 @@ type Lane interface {
 	// not run (internal fault), not that the answer is wrong.
 	Verify(ctx context.Context, item Item, answer string) (Verdict, error)
 }
+
+// Completer is a lane whose verdicts may leave stages pending (Skipped:
+// the host lacked what they need, such as a GPU) and that can finish them
+// later from the verdict's own record, without redoing the other stages
+// or needing the toolchains that made them (`kiln rescore --pending` on a
+// GPU host).
+type Completer interface {
+	// Complete returns prev with its pending stages run. prev carries the
+	// stored artifacts. An error means they could not be run here (no GPU,
+	// an artifact missing), not that the answer is wrong.
+	Complete(ctx context.Context, item Item, prev Verdict) (Verdict, error)
+}
+
+// PendingStages lists the stages of v that were skipped.
+func PendingStages(v Verdict) []string {
+	var out []string
+	for _, s := range v.Stages {
+		if s.Skipped {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}

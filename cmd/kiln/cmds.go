@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -186,6 +187,7 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	defer st.Close()
 	// Check that the plan can be built before the campaign is recorded.
 	w := c.wiring(e, log, c.data)
+	defer w.close()
 	if _, err := w.plan(ctx, sp); err != nil {
 		return usageError{err}
 	}
@@ -230,18 +232,35 @@ func cmdResume(ctx context.Context, args []string, e env) error {
 	return runCampaign(ctx, st, c.wiring(e, log, c.data), camp, sp, e)
 }
 
-// runCampaign runs camp in the foreground with a progress display.
+// runCampaign runs camp in the foreground with a progress display. It
+// closes w's sandbox runner when done, so that a campaign that ends leaves no
+// scratch dirs, cgroups or uid slot behind.
 func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campaign, sp *spec.Spec, e env) error {
+	defer w.close()
 	plan, err := w.plan(ctx, sp)
 	if err != nil {
 		return err
 	}
 	pr := newProgress(e.stderr, isTerminal(e.stderr))
-	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update}
+	var (
+		faultMu sync.Mutex
+		faults  = map[string]int{}
+	)
+	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update,
+		OnFault: func(_ runs.Campaign, class string, _ error) {
+			faultMu.Lock()
+			faults[class]++
+			faultMu.Unlock()
+		}}
 	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
 	pr.finish()
 	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d queued\n",
 		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Queued)
+	faultMu.Lock()
+	if len(faults) > 0 {
+		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", topClasses(faults, len(faults)))
+	}
+	faultMu.Unlock()
 	if errors.Is(err, engine.ErrStopped) {
 		fmt.Fprintf(e.stdout, "stopped before the end; continue with: kiln resume %s\n", camp.ID)
 		return nil
@@ -456,6 +475,7 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	var c common
 	c.register(fs, e)
 	conc := fs.Int("concurrency", 2, "verifications in parallel")
+	pending := fs.Bool("pending", false, "only complete the verdicts with pending stages (a GPU run skipped on a CPU host), from the executables stored with them; needs a GPU, not the compilers")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
@@ -477,15 +497,16 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	sum, err := engine.Rescore(ctx, st, camp.ID, lane, *conc, w.toolchain(), w.policy(), log)
+	sum, err := engine.Rescore(ctx, st, camp.ID, lane, engine.RescoreOptions{Concurrency: *conc, PendingOnly: *pending},
+		w.toolchain(), w.policy(), log)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return writeJSON(e.stdout, sum)
 	}
-	fmt.Fprintf(e.stdout, "rescored %d answers of campaign %s: pass %d -> %d, %d verdicts changed\n",
-		sum.Total, camp.ID, sum.PassBefore, sum.PassAfter, sum.Changed)
+	fmt.Fprintf(e.stdout, "rescored %d answers of campaign %s: pass %d -> %d, %d verdicts changed, %d still pending\n",
+		sum.Total, camp.ID, sum.PassBefore, sum.PassAfter, sum.Changed, sum.StillPending)
 	return nil
 }
 

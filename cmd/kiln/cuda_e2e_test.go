@@ -145,6 +145,31 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 		if !strings.Contains(blob(r, "hip_source"), "hip/hip_runtime.h") {
 			t.Errorf("%s: HIP source lacks the HIP runtime header", it.ID)
 		}
+		// The pending run keeps what a GPU host needs to complete it.
+		for _, name := range []string{"cuda_binary", "hip_nvidia_binary", "gpu_probe_binary"} {
+			if b := blob(r, name); !strings.HasPrefix(b, "\x7fELF") {
+				t.Errorf("%s: %s is not an executable (%d bytes)", it.ID, name, len(b))
+			}
+		}
 	}
 	t.Logf("%d of %d corpus programs went through every CPU stage", pass, len(items))
+	// Completing the pending runs needs a GPU: here it is an error that says
+	// so, and no verdict changes.
+	code, out, errs = runKiln(t, ctx, "rescore", "--pending", "--data", data, "cuda-e2e")
+	if code == 0 || !strings.Contains(errs, "no NVIDIA GPU") {
+		t.Errorf("rescore --pending without a GPU: exit %d\n%s\n%s", code, out, errs)
+	}
+	after, err := st.Results(ctx, c.ID, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	for _, r := range res {
+		before[r.Task.Key] = r.Verdict.ID
+	}
+	for _, r := range after {
+		if before[r.Task.Key] != r.Verdict.ID {
+			t.Errorf("%s: verdict revised by a failed completion (revision %d)", r.Task.Key, r.Verdict.Revision)
+		}
+	}
 }

@@ -105,6 +105,7 @@ verbs:
   selftest            hostile programs against this host's sandbox: all must be contained
   verify c2x86        judge one answer: --function F.c --driver D.c --candidate C.s [--json]
   verify cuda-synth   run the CUDA/HIP pipeline on one program: --source P.cu [--json]
+  bench compile       compile throughput: plain nvcc | xargs -P vs kiln's farm, cold and cached
 
 Run "kiln <verb> -h" for a verb's flags.
 `
@@ -126,6 +127,7 @@ func run(ctx context.Context, args []string, e env) int {
 		"doctor":   cmdDoctor,
 		"selftest": cmdSelftest,
 		"verify":   cmdVerify,
+		"bench":    cmdBench,
 	}
 	verb, ok := verbs[args[0]]
 	if !ok {

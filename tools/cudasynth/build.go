@@ -90,6 +90,52 @@ func (l *Lane) key(j job, env []string) string {
 	return toolchain.Key(parts...)
 }
 
+// CUDACompileArgs are nvcc's arguments in the cuda-compile stage, run in a
+// folder holding the program as program.cu (benchmarks run plain nvcc
+// with them to compare).
+func (l *Lane) CUDACompileArgs() []string {
+	j, _ := l.cudaJob("")
+	return j.args
+}
+
+// cudaJob is the cuda-compile stage's compile of src and the name of the
+// PTX file it keeps.
+func (l *Lane) cudaJob(src string) (job, string) {
+	cfg := l.cfg
+	args := []string{"--keep", "-Xcompiler", "-save-temps=cwd"}
+	args = append(args, cfg.NVCCFlags...)
+	args = append(args, gencodes(cfg.SMs)...)
+	args = append(args, "-o", cudaExe, SourceFile)
+	ptxFile := "program." + strings.Replace(cfg.SMs[0], "sm_", "compute_", 1) + ".ptx"
+	return job{name: "cuda", tool: toolchain.NVCC, args: args,
+		inputs:  map[string][]byte{SourceFile: []byte(src)},
+		outputs: []string{cudaExe, ptxFile, "program.fatbin", "program.s"}}, ptxFile
+}
+
+// CompileResult is one compile through the lane's compile farm.
+type CompileResult struct {
+	OK     bool          // the compiler exited 0
+	Cached bool          // the cache answered (no compiler ran in this call)
+	Wall   time.Duration // this call's time
+	Detail string        // the compiler's first lines of diagnostics when !OK
+}
+
+// CompileCUDA runs the cuda-compile stage's compile of src alone through the
+// compile farm Verify uses: the sandbox, the content-hash cache and the
+// Parallel bound. It is safe for concurrent use (compile benchmarks).
+func (l *Lane) CompileCUDA(ctx context.Context, src string) (CompileResult, error) {
+	j, _ := l.cudaJob(src)
+	res, err := l.compile(ctx, j)
+	if err != nil {
+		return CompileResult{}, err
+	}
+	out := CompileResult{OK: res.ok(), Cached: res.hit, Wall: res.wall}
+	if !out.OK {
+		out.Detail = failureText(res, compilerDiagnostic(string(res.e.Stderr), l.cfg.DiagnosticLines))
+	}
+	return out, nil
+}
+
 // compile returns j's result from the cache or by running it in a box.
 func (l *Lane) compile(ctx context.Context, j job) (*jobResult, error) {
 	tool, ok := l.cfg.Toolchains.Get(j.tool)

@@ -63,16 +63,21 @@ func (l *Lane) PrepareGPUProbe(ctx context.Context) error {
 }
 
 // checkGPU runs the probe in a sandbox box, the way answers run, until it
-// passes once; a failure is ErrGPUUnusable with the probe's stderr.
-func (l *Lane) checkGPU(ctx context.Context) error {
+// passes once; a failure is ErrGPUUnusable with the probe's stderr. kept is
+// a probe executable kept with a record (nil: build it, or take it from
+// the compile cache).
+func (l *Lane) checkGPU(ctx context.Context, kept []byte) error {
 	l.gpuMu.Lock()
 	defer l.gpuMu.Unlock()
 	if l.gpuOK {
 		return nil
 	}
-	bin, err := l.gpuProbeBinary(ctx)
-	if err != nil {
-		return err
+	bin := kept
+	if len(bin) == 0 {
+		var err error
+		if bin, err = l.gpuProbeBinary(ctx); err != nil {
+			return err
+		}
 	}
 	box, err := l.cfg.Sandbox.Open(ctx)
 	if err != nil {

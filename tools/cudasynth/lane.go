@@ -78,7 +78,10 @@
 // host_asm_cuda, rdna3, host_asm_hip (assembly normalised with
 // [NormalizeAsm], as CASS did), output_cuda and output_hip (runs only),
 // domain (when Config.Classify is set), and with Config.KeepBinaries the
-// executables cuda_binary and hip_nvidia_binary. Measurements: compile
+// executables cuda_binary and hip_nvidia_binary. A verdict whose run is
+// pending keeps both executables and gpu_probe_binary whatever
+// KeepBinaries says: [Lane.Complete] runs them later on a GPU host
+// (`kiln rescore --pending`), no compiler needed there. Measurements: compile
 // times per stage in ms (the original compile's time when cached),
 // compiles and compiles_cached, hipify_replacements, run times.
 package cudasynth
@@ -156,6 +159,11 @@ const (
 	ArtifactDomain      = "domain"
 	ArtifactCUDABinary  = "cuda_binary"
 	ArtifactHIPBinary   = "hip_nvidia_binary"
+	// ArtifactGPUProbe is the GPU probe executable, kept (once in the
+	// content-addressed store) with every verdict whose run is pending, so
+	// that a GPU host without the toolchains can check its GPU in the
+	// sandbox before it completes them.
+	ArtifactGPUProbe = "gpu_probe_binary"
 )
 
 // ArtifactSASS names the SASS artifact of an architecture ("sm_86" ->
@@ -359,15 +367,7 @@ func ItemFromFile(path string) (tools.Item, error) {
 
 // Pending lists the stages a verdict skipped (run, without a GPU): the
 // work still owed before the record is fully verified.
-func Pending(v tools.Verdict) []string {
-	var out []string
-	for _, s := range v.Stages {
-		if s.Skipped {
-			out = append(out, s.Name)
-		}
-	}
-	return out
-}
+func Pending(v tools.Verdict) []string { return tools.PendingStages(v) }
 
 // Verify judges answer (a CUDA program; blank: the item's program.cu).
 func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tools.Verdict, error) {

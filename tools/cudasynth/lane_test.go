@@ -102,6 +102,7 @@ func TestVerifyPrograms(t *testing.T) {
 				if p := Pending(v); !slices.Equal(p, []string{StageRun}) || !strings.Contains(v.Diagnostic, "pending: run") {
 					t.Errorf("pending %v, diagnostic %q", p, v.Diagnostic)
 				}
+				checkKeptForCompletion(t, l, v)
 			}
 			checkRecord(t, v, src, tp.kernel)
 		})
@@ -545,3 +546,41 @@ int main() {
     return 0;
 }
 `
+
+// checkKeptForCompletion: a pending record keeps the two executables (ELF
+// files) and the GPU probe, and completing it on a host without a GPU is
+// an error naming the cause, never a verdict.
+func checkKeptForCompletion(t *testing.T, l *Lane, v tools.Verdict) {
+	t.Helper()
+	for _, name := range []string{ArtifactCUDABinary, ArtifactHIPBinary, ArtifactGPUProbe} {
+		if b := v.Artifacts[name]; len(b) < 4 || string(b[:4]) != "\x7fELF" {
+			t.Errorf("pending record: artifact %s is not an executable (%d bytes)", name, len(b))
+		}
+	}
+	if _, err := l.Complete(context.Background(), tools.Item{Lane: LaneName}, v); !errors.Is(err, ErrNoGPU) {
+		t.Errorf("Complete without a GPU: %v, want ErrNoGPU", err)
+	}
+}
+
+// TestCompleteRefusesIncompleteRecords: nothing pending is returned as is;
+// a record without its executables or with a failed stage is an error.
+func TestCompleteRefusesIncompleteRecords(t *testing.T) {
+	needToolchains(t)
+	l := lane(t)
+	done := tools.Verdict{Pass: true, Stage: StageRun, Stages: []tools.Stage{{Name: StageCUDACompile, OK: true}, {Name: StageRun, OK: true}}}
+	if v, err := l.Complete(context.Background(), tools.Item{}, done); err != nil || v.Stage != StageRun || !v.Pass {
+		t.Errorf("nothing pending: %+v, %v", v, err)
+	}
+	other := tools.Verdict{Pass: true, Stages: []tools.Stage{{Name: StageHIPCompileAMD, Skipped: true}}}
+	if _, err := l.Complete(context.Background(), tools.Item{}, other); err == nil || !strings.Contains(err.Error(), "hip-compile-amd") {
+		t.Errorf("pending hip-compile-amd: %v", err)
+	}
+	if !testRegistry.GPU().Present {
+		return
+	}
+	pending := tools.Verdict{Pass: true, Stages: []tools.Stage{{Name: StageCUDACompile, OK: true}, {Name: StageRun, Skipped: true}},
+		Artifacts: map[string][]byte{ArtifactHIPBinary: []byte("\x7fELF")}}
+	if _, err := l.Complete(context.Background(), tools.Item{}, pending); err == nil || !strings.Contains(err.Error(), ArtifactCUDABinary) {
+		t.Errorf("no cuda_binary: %v", err)
+	}
+}

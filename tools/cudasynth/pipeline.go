@@ -48,6 +48,7 @@ type pipeline struct {
 	ptxKernels []string
 	cudaBin    []byte
 	hipBin     []byte
+	probeBin   []byte // a kept GPU probe (Complete); nil: build it
 	rdna3Raw   string
 }
 
@@ -147,14 +148,7 @@ func (p *pipeline) run(ctx context.Context) error {
 // then sass.
 func (p *pipeline) cudaChain(ctx context.Context) error {
 	cfg := p.l.cfg
-	args := []string{"--keep", "-Xcompiler", "-save-temps=cwd"}
-	args = append(args, cfg.NVCCFlags...)
-	args = append(args, gencodes(cfg.SMs)...)
-	args = append(args, "-o", cudaExe, SourceFile)
-	ptxFile := "program." + strings.Replace(cfg.SMs[0], "sm_", "compute_", 1) + ".ptx"
-	j := job{name: "cuda", tool: toolchain.NVCC, args: args,
-		inputs:  map[string][]byte{SourceFile: []byte(p.src)},
-		outputs: []string{cudaExe, ptxFile, "program.fatbin", "program.s"}}
+	j, ptxFile := p.l.cudaJob(p.src)
 	jctx, cancel := p.jobContext(ctx, StageCUDACompile)
 	defer cancel()
 	res, err := p.l.compile(jctx, j)
@@ -453,7 +447,15 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 	gpu := cfg.Toolchains.GPU()
 	if !gpu.Present {
 		p.record(StageRun, stageResult{skipped: true,
-			detail: "skipped: no NVIDIA GPU on this host (no /dev/nvidia*, no nvidia-smi); run the binaries on a GPU host"})
+			detail: "skipped: no NVIDIA GPU on this host (no /dev/nvidia*, no nvidia-smi); `kiln rescore --pending` on a GPU host runs the kept binaries"})
+		// Keep what a GPU host needs to finish the stage without compilers.
+		p.artifact(ArtifactCUDABinary, p.cudaBin)
+		p.artifact(ArtifactHIPBinary, p.hipBin)
+		if probe, err := p.l.gpuProbeBinary(ctx); err == nil {
+			p.artifact(ArtifactGPUProbe, probe)
+		} else {
+			p.l.log.Warn("gpu probe not kept with the pending record", "err", err)
+		}
 		return nil
 	}
 	if len(p.cudaBin) == 0 || len(p.hipBin) == 0 {
@@ -463,7 +465,7 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	defer p.l.gpu.Release(1)
-	if err := p.l.checkGPU(ctx); err != nil {
+	if err := p.l.checkGPU(ctx, p.probeBin); err != nil {
 		return err
 	}
 	box, err := cfg.Sandbox.Open(ctx)

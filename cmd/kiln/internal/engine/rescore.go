@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -18,12 +20,27 @@ type RescoreSummary struct {
 	PassBefore int `json:"pass_before"`
 	PassAfter  int `json:"pass_after"`
 	Changed    int `json:"changed"` // verdicts whose pass or class changed
+	// StillPending counts new verdicts that still have pending stages.
+	StillPending int `json:"still_pending"`
+}
+
+// RescoreOptions choose what a rescore does.
+type RescoreOptions struct {
+	// Concurrency bounds verifications in parallel (default 1).
+	Concurrency int
+	// PendingOnly completes the verdicts with pending stages (a GPU run
+	// skipped on a CPU host) through the lane's tools.Completer, from the
+	// artifacts stored with them, and leaves every other verdict alone: a
+	// GPU host without the compilers can do it.
+	PendingOnly bool
 }
 
 // Rescore judges every stored answer of campaign id again with lane's current
 // verifier, without calling any model, and stores each result as the next
 // verdict revision. Attempts without an answer are judged no_answer again.
-func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, concurrency int,
+// With PendingOnly, only verdicts with pending stages are touched, and they
+// are completed (tools.Completer), their other stages not redone.
+func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, opt RescoreOptions,
 	toolchain map[string]string, policy string, log *slog.Logger) (RescoreSummary, error) {
 	c, err := st.Campaign(ctx, id)
 	if err != nil {
@@ -33,17 +50,49 @@ func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, co
 	if err != nil {
 		return RescoreSummary{}, fmt.Errorf("rescore: %w", err)
 	}
-	if concurrency < 1 {
-		concurrency = 1
+	concurrency := max(opt.Concurrency, 1)
+	completer, _ := lane.(tools.Completer)
+	if opt.PendingOnly && completer == nil {
+		return RescoreSummary{}, fmt.Errorf("rescore: lane %s has no stages that can be left pending", lane.Name())
 	}
 	var (
 		mu  sync.Mutex
-		sum = RescoreSummary{Total: len(results)}
+		sum RescoreSummary
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrency)
 	for _, r := range results {
+		prev, pending, err := storedPending(r.Verdict, opt.PendingOnly)
+		if err != nil {
+			return sum, fmt.Errorf("rescore task %s: %w", r.Task.Key, err)
+		}
+		if opt.PendingOnly && !pending {
+			continue
+		}
+		sum.Total++
 		g.Go(func() error {
+			if pending {
+				// Artifacts (executables) are loaded here, one verdict per
+				// worker at a time, not all up front.
+				if err := loadArtifacts(st.Blobs(), r.Verdict, &prev); err != nil {
+					return fmt.Errorf("rescore task %s: %w", r.Task.Key, err)
+				}
+				item := tools.Item{Lane: r.Task.Lane, Files: r.Task.Files, Meta: r.Task.Meta}
+				tv, err := completer.Complete(gctx, item, prev)
+				if err != nil {
+					return fmt.Errorf("complete task %s: %w", r.Task.Key, err)
+				}
+				// The record keeps the toolchains that built it; the host
+				// that ran the pending stages is added under "completed_by.".
+				tc := maps.Clone(r.Verdict.Toolchain)
+				if tc == nil {
+					tc = map[string]string{}
+				}
+				for k, v := range toolchain {
+					tc["completed_by."+k] = v
+				}
+				return record(gctx, st, r, ToVerdict(st.Blobs(), tv, tc, policy, log), &mu, &sum)
+			}
 			tv := tools.Verdict{Class: tools.ClassNoAnswer, Stage: "extract",
 				Stages: []tools.Stage{{Name: "extract", Detail: "no answer was stored"}}}
 			if r.Attempt.Error != "" && r.Attempt.Answer == "" {
@@ -56,24 +105,62 @@ func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, co
 					return fmt.Errorf("rescore task %s: %w", r.Task.Key, verr)
 				}
 			}
-			v := ToVerdict(st.Blobs(), tv, toolchain, policy, log)
-			if _, err := st.AddRescore(gctx, r.Attempt.ID, v); err != nil {
-				return fmt.Errorf("rescore task %s: %w", r.Task.Key, err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if r.Verdict.Pass {
-				sum.PassBefore++
-			}
-			if v.Pass {
-				sum.PassAfter++
-			}
-			if v.Pass != r.Verdict.Pass || v.Class != r.Verdict.Class {
-				sum.Changed++
-			}
-			return nil
+			return record(gctx, st, r, ToVerdict(st.Blobs(), tv, toolchain, policy, log), &mu, &sum)
 		})
 	}
 	err = g.Wait()
 	return sum, err
+}
+
+// record stores v as the next revision of r's verdict and counts it.
+func record(ctx context.Context, st *runs.Store, r runs.Result, v runs.Verdict, mu *sync.Mutex, sum *RescoreSummary) error {
+	if _, err := st.AddRescore(ctx, r.Attempt.ID, v); err != nil {
+		return fmt.Errorf("rescore task %s: %w", r.Task.Key, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if r.Verdict.Pass {
+		sum.PassBefore++
+	}
+	if v.Pass {
+		sum.PassAfter++
+	}
+	if v.Pass != r.Verdict.Pass || v.Class != r.Verdict.Class {
+		sum.Changed++
+	}
+	if len(v.Stages) > 0 {
+		var stages []tools.Stage
+		if json.Unmarshal(v.Stages, &stages) == nil && len(tools.PendingStages(tools.Verdict{Stages: stages})) > 0 {
+			sum.StillPending++
+		}
+	}
+	return nil
+}
+
+// storedPending reads a stored verdict back as a lane verdict (without its
+// artifacts) when it has pending stages and want is set; pending is false
+// otherwise.
+func storedPending(v runs.Verdict, want bool) (tools.Verdict, bool, error) {
+	if !want || len(v.Stages) == 0 {
+		return tools.Verdict{}, false, nil
+	}
+	tv := tools.Verdict{Pass: v.Pass, Class: tools.FailureClass(v.Class), Stage: v.Stage,
+		Diagnostic: v.Diagnostic, Measurements: v.Measurements}
+	if err := json.Unmarshal(v.Stages, &tv.Stages); err != nil {
+		return tools.Verdict{}, false, fmt.Errorf("verdict %s: stages: %w", v.ID, err)
+	}
+	return tv, len(tools.PendingStages(tv)) > 0, nil
+}
+
+// loadArtifacts reads v's artifacts from the blob store into tv.
+func loadArtifacts(blobs *runs.Blobs, v runs.Verdict, tv *tools.Verdict) error {
+	tv.Artifacts = map[string][]byte{}
+	for name, h := range v.Artifacts {
+		b, err := blobs.Get(h)
+		if err != nil {
+			return fmt.Errorf("verdict %s: artifact %s: %w", v.ID, name, err)
+		}
+		tv.Artifacts[name] = b
+	}
+	return nil
 }
