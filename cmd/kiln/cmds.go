@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -29,6 +28,8 @@ type common struct {
 	logLevel string
 	// allowMissing lowers the sandbox policy (--allow-missing-layers).
 	allowMissing []sandboxes.Layer
+	// cgroupParent is where sandbox cgroups go (--cgroup-parent).
+	cgroupParent string
 }
 
 // wiring returns the component builder for this verb, with the sandbox
@@ -36,6 +37,7 @@ type common struct {
 func (c *common) wiring(e env, log *slog.Logger, data string) *wiring {
 	w := newWiring(e, log, data)
 	w.allowMissing = c.allowMissing
+	w.cgroupParent = c.cgroupParent
 	return w
 }
 
@@ -50,6 +52,9 @@ func (c *common) register(fs *flag.FlagSet, e env) {
 	for _, l := range sandboxes.Layers() {
 		names = append(names, string(l))
 	}
+	fs.StringVar(&c.cgroupParent, "cgroup-parent", e.getenv("KILN_CGROUP_PARENT"),
+		"cgroup (path as in /proc/self/cgroup) under which sandbox cgroups are made, on a cgroup-v2 host: a subtree delegated to kiln "+
+			"(systemd Delegate=yes) whose controllers include memory and pids; default: kiln's own cgroup ($KILN_CGROUP_PARENT)")
 	fs.Func("allow-missing-layers", "comma-separated sandbox layers that may be missing on this host ("+
 		strings.Join(names, ", ")+"); lowers the isolation policy, which every verdict then records",
 		func(v string) error {
@@ -187,7 +192,6 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	defer st.Close()
 	// Check that the plan can be built before the campaign is recorded.
 	w := c.wiring(e, log, c.data)
-	defer w.close()
 	if _, err := w.plan(ctx, sp); err != nil {
 		return usageError{err}
 	}
@@ -232,35 +236,18 @@ func cmdResume(ctx context.Context, args []string, e env) error {
 	return runCampaign(ctx, st, c.wiring(e, log, c.data), camp, sp, e)
 }
 
-// runCampaign runs camp in the foreground with a progress display. It
-// closes w's sandbox runner when done, so that a campaign that ends leaves no
-// scratch dirs, cgroups or uid slot behind.
+// runCampaign runs camp in the foreground with a progress display.
 func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campaign, sp *spec.Spec, e env) error {
-	defer w.close()
 	plan, err := w.plan(ctx, sp)
 	if err != nil {
 		return err
 	}
 	pr := newProgress(e.stderr, isTerminal(e.stderr))
-	var (
-		faultMu sync.Mutex
-		faults  = map[string]int{}
-	)
-	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update,
-		OnFault: func(_ runs.Campaign, class string, _ error) {
-			faultMu.Lock()
-			faults[class]++
-			faultMu.Unlock()
-		}}
+	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update}
 	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
 	pr.finish()
 	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d queued\n",
 		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Queued)
-	faultMu.Lock()
-	if len(faults) > 0 {
-		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", topClasses(faults, len(faults)))
-	}
-	faultMu.Unlock()
 	if errors.Is(err, engine.ErrStopped) {
 		fmt.Fprintf(e.stdout, "stopped before the end; continue with: kiln resume %s\n", camp.ID)
 		return nil

@@ -45,6 +45,8 @@ type wiring struct {
 	// allowMissing lowers the sandbox policy: these layers may be absent
 	// (the policy string in every verdict then says so).
 	allowMissing []sandboxes.Layer
+	// cgroupParent is sandboxes.Config.CgroupParent.
+	cgroupParent string
 
 	mu        sync.Mutex
 	runner    *sandboxes.Runner
@@ -87,7 +89,7 @@ func (w *wiring) sandbox() (*sandboxes.Runner, error) {
 		return nil, err
 	}
 	r, err := sandboxes.New(sandboxes.Config{ScratchRoot: root, Logger: w.log,
-		ReadOnlyPaths: reg.SandboxPaths(), AllowMissing: w.allowMissing})
+		ReadOnlyPaths: reg.SandboxPaths(), AllowMissing: w.allowMissing, CgroupParent: w.cgroupParent})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
