@@ -146,7 +146,11 @@ func (w *wiring) toolchain() map[string]string {
 	if err != nil {
 		return map[string]string{"error": err.Error()}
 	}
-	return reg.Versions()
+	v := reg.Versions()
+	if g := reg.GPU(); g.Present {
+		v["gpu"] = strings.Join(g.Names, ", ") + " (driver " + g.Driver + ")"
+	}
+	return v
 }
 
 // lane builds sp's lane with the spec's sandbox limits.

@@ -230,3 +230,20 @@ func TestKernelBase(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDevMemLine(t *testing.T) {
+	for line, want := range map[string]int64{"12345, 305": 305, "7,0": 0, " 99 , 81000 ": 81000} {
+		if got, ok := parseDevMemLine(line); !ok || got != want {
+			t.Errorf("%q: %d %v, want %d", line, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "No running processes found", "1, [N/A]", "1,2,3", "1, -5"} {
+		if _, ok := parseDevMemLine(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	var none *devMemSampler
+	if _, ok := none.stop(); ok {
+		t.Error("a nil sampler saw a process")
+	}
+}

@@ -83,7 +83,11 @@
 // KeepBinaries says: [Lane.Complete] runs them later on a GPU host
 // (`kiln rescore --pending`), no compiler needed there. Measurements: compile
 // times per stage in ms (the original compile's time when cached),
-// compiles and compiles_cached, hipify_replacements, run times.
+// compiles and compiles_cached, hipify_replacements, run times (run_cuda_ms,
+// run_hip_ms) and, with one GPU slot, each program's peak GPU memory
+// (device_mem_peak_mib_cuda, device_mem_peak_mib_hip: nvidia-smi queried
+// back to back during the run, so a lower bound; absent when the program
+// ended before a query saw it).
 package cudasynth
 
 import (

@@ -481,9 +481,19 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 	start := time.Now()
 	var res [2]sandboxes.Result
 	for i, exe := range []string{cudaExe, hipExe} {
+		// Peak GPU memory is attributable only while a run has the GPU
+		// to itself (one GPU slot).
+		var mem *devMemSampler
+		if cfg.GPUSlots == 1 {
+			mem = startDevMem(ctx, gpu.SMI)
+		}
 		r, err := box.Run(ctx, sandboxes.Spec{Argv: []string{"./" + exe}, Limits: cfg.RunLimits, KillOnOutputCap: true, GPU: true})
+		peak, seen := mem.stop()
 		if err != nil {
 			return fmt.Errorf("run %s: %w", exe, err)
+		}
+		if seen {
+			p.measure([]string{"device_mem_peak_mib_cuda", "device_mem_peak_mib_hip"}[i], float64(peak))
 		}
 		res[i] = r
 	}
