@@ -115,6 +115,8 @@ func (e *RetryError) Unwrap() []error {
 // is still live is an adapter's own per-call timeout and is retried only if
 // the adapter classified it as retryable. The successful Response records the
 // number of tries in Response.Attempts; a final failure is a *RetryError.
+// Every failed try is reported to the context's fault observer (see
+// WithFaultObserver).
 // name labels log lines; log may be nil.
 func Retry(m Model, p RetryPolicy, name string, log *slog.Logger) Model {
 	if log == nil {
@@ -144,6 +146,7 @@ func (r *retryModel) Chat(ctx context.Context, req Request) (*Response, error) {
 		if ctx.Err() != nil {
 			return nil, &RetryError{Attempts: n, Err: err, Ctx: ctx.Err()}
 		}
+		observeFault(ctx, err)
 		if errors.Is(err, context.Canceled) || !Retryable(err) || n >= r.p.MaxAttempts {
 			return nil, &RetryError{Attempts: n, Err: err}
 		}

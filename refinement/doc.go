@@ -18,6 +18,12 @@
 //     over the task's source (comments and literals stripped) name the
 //     constructs it uses (loop, switch_many, float_const, recursion; for
 //     CUDA atomics, __syncthreads, shared memory, warp intrinsics, ...).
+//   - Verdict labels ([Labeler], [LabelsOf]): the fine label, features,
+//     categories and domain of a verdict, computed when the engine stores
+//     it and kept in runs.Verdict.Labels. [Taxonomy.ClassifyResult],
+//     [Featurizer.FeaturesOf] and so everything built on them (statistics,
+//     examples, reports) read the stored labels when a verdict has them
+//     and compute them for older verdicts; [ByDomain] groups by domain.
 //   - Statistics ([Stats], [StatsBy], [StatsByRound]): counts, pass rates
 //     with 95% Wilson intervals, classes, fine labels, tokens and time, per
 //     category, feature, label or round.
@@ -29,7 +35,10 @@
 //     (templates in data/, embedded), the synthesiser's reply parsed into
 //     candidates with a reason for each rejected block, duplicates dropped
 //     by normalised source hash, the rest checked by a [Validator] that
-//     the caller supplies.
+//     the caller supplies. A c2x86 candidate is a function and its driver;
+//     a cuda-synth candidate is a task statement (its prompt) with the
+//     synthesiser's reference program ([ReferenceFile]) for the validator
+//     to compile, and is deduplicated by its statement.
 //   - Resampling ([Mix], [Plateau]): next-round category weights for
 //     prompts.Sample, and the stop rule.
 //   - Reports ([BuildReport], [WriteSVG]): per-round figures with lift and

@@ -109,7 +109,7 @@ func (e *tableError) Error() string { return "refinement: table " + e.lane + ": 
 func BuiltinFeatureTables() []FeatureTable {
 	return []FeatureTable{
 		{Lane: LaneC2X86, Files: c2x86SourceFile, Rules: cFeatureRules()},
-		{Lane: LaneCUDASynth, Files: cudaSourceFile, AnswerAs: "answer.cu", Rules: cudaFeatureRules()},
+		{Lane: LaneCUDASynth, Files: cudaTaskFile, AnswerAs: "answer.cu", Rules: cudaFeatureRules()},
 	}
 }
 
@@ -170,8 +170,20 @@ func (f *Featurizer) Features(lane string, files map[string]string) []string {
 
 // FeaturesOf returns the features of a result's task: its files, or for
 // a lane whose table reads the answer (AnswerAs) and a task without
-// matching files, the model's answer.
+// matching files, the model's answer. A verdict with stored labels
+// (runs.Verdict.Labels) gives its stored features instead.
 func (f *Featurizer) FeaturesOf(r runs.Result) []string {
+	if l := r.Verdict.Labels; l != nil && l.DiagnosticKind != "" {
+		if len(l.Features) == 0 {
+			return nil
+		}
+		return l.Features
+	}
+	return f.featuresOf(r)
+}
+
+// featuresOf is FeaturesOf computed from the result.
+func (f *Featurizer) featuresOf(r runs.Result) []string {
 	lane := r.Task.Lane
 	if out := f.Features(lane, r.Task.Files); out != nil {
 		return out
@@ -220,7 +232,12 @@ func c2x86SourceFile(name string) bool {
 	return name == "function.c" || strings.HasSuffix(name, ".h")
 }
 
-// cudaSourceFile: every CUDA, C and C++ source of the task.
+// cudaTaskFile: every CUDA, C and C++ source of the task but a
+// synthesised task's reference program (the model's answer is what a
+// cuda-synth task's features are read from, in every round alike).
+func cudaTaskFile(name string) bool { return name != ReferenceFile && cudaSourceFile(name) }
+
+// cudaSourceFile: every CUDA, C and C++ source.
 func cudaSourceFile(name string) bool {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp":

@@ -90,6 +90,9 @@ var (
 	labelRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
 	localIncRE   = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*"`)
 	staticRE     = regexp.MustCompile(`\bstatic\b`)
+	// taskTagRE is the "(task <id>)" line cmd/kiln appends to cuda-synth
+	// corpus prompts (so that a replay script can tell them apart).
+	taskTagRE = regexp.MustCompile(`\s*\(task [^()\s]+\)\s*$`)
 )
 
 // fenced is one code block of a reply.
@@ -192,7 +195,7 @@ func parseBlock(lane string, idx int, text string) (Candidate, string) {
 	case LaneC2X86:
 		reason = parseC2X86Block(&c, fields, blocks)
 	case LaneCUDASynth:
-		reason = parsePromptBlock(&c, blocks)
+		reason = parseCUDABlock(&c, blocks)
 	default:
 		return c, fmt.Sprintf("no synthesis format for lane %q", lane)
 	}
@@ -323,13 +326,47 @@ func denied(calls, deny map[string]bool) string {
 	return strings.Join(bad, ", ")
 }
 
-func parsePromptBlock(c *Candidate, blocks []fenced) string {
-	var text *fenced
+// ReferenceFile names a synthesised cuda-synth task's reference program
+// in the task's files: the synthesiser's own solution, compiled to show
+// the task can be done. It is not the program.cu the lane judges when an
+// answer is blank, and it is not read for construct features (those come
+// from the answer, as for every cuda-synth task) nor shown in examples.
+const ReferenceFile = "reference.cu"
+
+// Calls a synthesised reference program must not make: its output must
+// not depend on input, the environment or the machine.
+var referenceDeny = map[string]bool{
+	"scanf": true, "fscanf": true, "getchar": true, "fgets": true, "fread": true, "read": true, "fopen": true,
+	"open": true, "getenv": true, "system": true, "popen": true,
+}
+
+// cudaProgramInfo reports whether a block's info string names CUDA (or
+// C++) source or the reference file.
+func cudaProgramInfo(info string) bool {
+	for _, w := range strings.Fields(info) {
+		switch w {
+		case "cuda", "cu", "c++", "cpp", "cxx", "cc", ReferenceFile, "reference":
+			return true
+		}
+	}
+	return false
+}
+
+// parseCUDABlock reads a cuda-synth task: the statement (a ```text
+// block) and the reference program (a ```cuda block).
+func parseCUDABlock(c *Candidate, blocks []fenced) string {
+	var text, prog *fenced
 	for i := range blocks {
 		b := &blocks[i]
-		if b.info == "" || b.info == "text" || b.info == "txt" || b.info == "markdown" || b.info == "md" {
-			text = b
-			break
+		switch {
+		case cudaProgramInfo(b.info):
+			if prog == nil {
+				prog = b
+			}
+		case b.info == "" || b.info == "text" || b.info == "txt" || b.info == "markdown" || b.info == "md":
+			if text == nil {
+				text = b
+			}
 		}
 	}
 	if text == nil {
@@ -343,22 +380,54 @@ func parsePromptBlock(c *Candidate, blocks []fenced) string {
 		return fmt.Sprintf("the task statement has %d bytes (at most %d)", len(p), maxSynthPromptBytes)
 	}
 	c.Prompt = p
+	if prog == nil {
+		return "no ```cuda block with the reference program"
+	}
+	ref := strings.TrimSpace(prog.body)
+	if len(ref) > maxSynthFileBytes {
+		return fmt.Sprintf("the reference program has %d bytes (at most %d)", len(ref), maxSynthFileBytes)
+	}
+	src := lexC(ref, false)
+	defined := map[string]bool{}
+	for _, f := range src.functions() {
+		defined[f.Name] = true
+	}
+	switch {
+	case !globalFnRE.MatchString(src.code):
+		return "the reference program defines no __global__ kernel"
+	case !kernelLaunchRE.MatchString(src.code):
+		return "the reference program launches no kernel"
+	case !defined["main"]:
+		return "the reference program does not define main"
+	}
+	if bad := denied(calledNames(src.code), referenceDeny); bad != "" {
+		return fmt.Sprintf("the reference program calls %s (its output must not depend on input or the environment)", bad)
+	}
+	if localIncRE.MatchString(ref) {
+		return `the reference program includes a local header ("..."): it must be one file`
+	}
+	c.Files = map[string]string{ReferenceFile: ref + "\n"}
 	return ""
 }
 
 // SourceHash is the normalised hash of a task's source for dedupe: files
 // lose comments and layout (literals and identifiers are kept), prompts
 // lose case and layout. For c2x86 only function.c counts (the same
-// function with another driver is the same task); other lanes hash every
-// file, sorted by name, and the prompt.
+// function with another driver is the same task); for cuda-synth only the
+// prompt (the task is its statement: the same statement with another
+// reference program, or a corpus prompt with its "(task id)" tag, is the
+// same task); other lanes hash every file, sorted by name, and the prompt.
 func SourceHash(lane string, files map[string]string, prompt string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", lane)
 	names := make([]string, 0, len(files))
 	for n := range files {
-		if lane != LaneC2X86 || n == "function.c" {
+		if (lane != LaneC2X86 || n == "function.c") && lane != LaneCUDASynth {
 			names = append(names, n)
 		}
+	}
+	if lane == LaneCUDASynth {
+		prompt = taskTagRE.ReplaceAllString(prompt, "")
 	}
 	sort.Strings(names)
 	for _, n := range names {

@@ -57,6 +57,9 @@ type RoundReport struct {
 	// feature, sorted by name (no summary rows).
 	Categories []Delta `json:"categories"`
 	Features   []Delta `json:"features,omitempty"`
+	// Domains are per program domain (stored verdict labels, or
+	// ReportInput.DomainOf), sorted by name; absent when no result has one.
+	Domains []Delta `json:"domains,omitempty"`
 	// Labels counts fine failure labels, most frequent first.
 	Labels []LabelCount `json:"labels,omitempty"`
 	// Chosen are the categories this round's results chose as the next
@@ -87,6 +90,9 @@ type ReportInput struct {
 	Featurizer *Featurizer
 	// NoFeatures leaves per-feature figures out.
 	NoFeatures bool
+	// DomainOf gives the domain of a result whose verdict has no stored
+	// labels (stored before labels were); nil: such results have none.
+	DomainOf func(runs.Result) string
 }
 
 // BuildReport computes the per-round report of in.Results.
@@ -104,6 +110,13 @@ func BuildReport(in ReportInput) Report {
 	var byFeat []RoundStats
 	if !in.NoFeatures {
 		byFeat = StatsByRound(in.Results, ByFeature(feat), GroupOptions{})
+	}
+	byDomain := StatsByRound(in.Results, ByDomain(in.DomainOf), GroupOptions{})
+	hasDomain := false
+	for _, rs := range byDomain {
+		for _, st := range rs.Stats {
+			hasDomain = hasDomain || !isPseudo(st.Category)
+		}
 	}
 	rep := Report{Lane: in.Lane}
 	prevChosen := map[string]bool{}
@@ -125,6 +138,9 @@ func BuildReport(in ReportInput) Report {
 		rr.Categories = deltas(byCat[:i], rs, prevChosen)
 		if byFeat != nil {
 			rr.Features = deltas(byFeat[:i], byFeat[i], prevChosen)
+		}
+		if hasDomain {
+			rr.Domains = deltas(byDomain[:i], byDomain[i], prevChosen)
 		}
 		rep.Rounds = append(rep.Rounds, rr)
 		rep.Total = addCost(rep.Total, rr.Cost)

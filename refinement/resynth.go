@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -90,7 +91,10 @@ func (o ExampleOptions) withDefaults() ExampleOptions {
 // construct feature) to show the synthesiser: model and internal errors
 // are skipped (they say nothing about the task), and the picks go round
 // robin over fine labels (sorted) so that different failure kinds are
-// shown, each label's results in task-key order. Deterministic.
+// shown, each label's results in task-key order. Distinct tasks (by
+// TaskHash: samples of one task are one task) come first; a task is shown
+// again only when no other is left and its answer or diagnostic differs
+// from every example shown. Deterministic.
 func ExamplesFor(results []runs.Result, category string, opt ExampleOptions) []Example {
 	opt = opt.withDefaults()
 	byLabel := map[string][]runs.Result{}
@@ -118,20 +122,32 @@ func ExamplesFor(results []runs.Result, category string, opt ExampleOptions) []E
 	}
 	sort.Strings(keys)
 	var out []Example
-	for depth := 0; len(out) < opt.Max; depth++ {
-		added := false
-		for _, k := range keys {
-			rs := byLabel[k]
-			if depth >= len(rs) || len(out) >= opt.Max {
-				continue
+	shownTask, shownPair := map[string]bool{}, map[string]bool{}
+	perLabel := map[string]int{}
+	for pass := 0; pass < 2 && len(out) < opt.Max; pass++ {
+		// Labels with fewer examples so far go first.
+		order := slices.Clone(keys)
+		sort.SliceStable(order, func(i, j int) bool { return perLabel[order[i]] < perLabel[order[j]] })
+		next := map[string]int{} // per label: the next result to look at
+		for added := true; added && len(out) < opt.Max; {
+			added = false
+			for _, k := range order {
+				rs := byLabel[k]
+				for len(out) < opt.Max && next[k] < len(rs) {
+					r := rs[next[k]]
+					next[k]++
+					th := TaskHash(r.Task)
+					pair := th + "\x00" + r.Attempt.Answer + "\x00" + r.Verdict.Diagnostic
+					if shownPair[pair] || (pass == 0 && shownTask[th]) {
+						continue
+					}
+					shownTask[th], shownPair[pair] = true, true
+					perLabel[k]++
+					out = append(out, makeExample(r, labels[r.Task.ID+"\x00"+r.Task.Key], opt))
+					added = true
+					break
+				}
 			}
-			r := rs[depth]
-			l := labels[r.Task.ID+"\x00"+r.Task.Key]
-			out = append(out, makeExample(r, l, opt))
-			added = true
-		}
-		if !added {
-			break
 		}
 	}
 	return out
@@ -171,7 +187,7 @@ func exampleFile(lane, name string) bool {
 	case LaneC2X86:
 		return name == "function.c" || name == "driver.c" || strings.HasSuffix(name, ".h")
 	default:
-		return cudaSourceFile(name)
+		return cudaTaskFile(name)
 	}
 }
 

@@ -107,11 +107,18 @@ func TestParseSynthesizedEdgeCases(t *testing.T) {
 	}{
 		{"no blocks", LaneC2X86, "Sorry, I cannot help with that.", 0, []string{"no \"### TASK n\" blocks"}},
 		{"unknown lane", "sass2rdna", "### TASK 1\n```text\nsomething long enough to be a statement of a task\n```\n", 0, []string{"no synthesis format"}},
-		{"cuda ok", LaneCUDASynth, "analysis\n### TASK 1\ncategory: atomics\ndescription: histogram\n```text\nWrite a CUDA program that builds a 256-bin histogram of 1<<20 bytes (byte i = (i*31+7)%256) with atomicAdd on shared-memory bins, then prints the counts of bins 0, 1 and 255.\n```\n", 1, nil},
+		{"cuda ok", LaneCUDASynth, "analysis\n### TASK 1\ncategory: atomics\ndescription: histogram\n```text\nWrite a CUDA program that builds a 256-bin histogram of 1<<20 bytes (byte i = (i*31+7)%256) with atomicAdd on shared-memory bins, then prints the counts of bins 0, 1 and 255.\n```\n```cuda reference.cu\n" + refHistogram + "```\n", 1, nil},
+		{"cuda reference problems", LaneCUDASynth, "### TASK 1\n```text\n" + longStatement + "\n```\n" +
+			"### TASK 2\n```text\n" + longStatement + "\n```\n```cuda\nint main() { return 0; }\n```\n" +
+			"### TASK 3\n```text\n" + longStatement + "\n```\n```cuda\n__global__ void k(int *p) { *p = 1; }\nint main() { return 0; }\n```\n" +
+			"### TASK 4\n```text\n" + longStatement + "\n```\n```cuda\n__global__ void k(int *p) { *p = 1; }\nvoid run(int *p) { k<<<1, 1>>>(p); }\n```\n" +
+			"### TASK 5\n```text\n" + longStatement + "\n```\n```cu\n#include <cstdlib>\n__global__ void k(int *p) { *p = 1; }\nint main() { int n = atoi(getenv(\"N\")); k<<<1, n>>>(0); }\n```\n", 0,
+			[]string{"task 1: no ```cuda block", "task 2: the reference program defines no __global__", "task 3: the reference program launches no kernel",
+				"task 4: the reference program does not define main", "task 5: the reference program calls getenv"}},
 		{"cuda short and missing", LaneCUDASynth, "### TASK 1\ncategory: atomics\n```text\nDo it.\n```\n### TASK 2\ncategory: atomics\n```cuda\n__global__ void k() {}\n```\n", 0,
 			[]string{"at least 40", "no ```text block"}},
 		{"repeated numbers renumbered", LaneCUDASynth, "### TASK 1\n```text\nshort\n```\n### TASK 1\n```text\nshort\n```\n", 0, []string{"task 1:", "task 2:"}},
-		{"bold headers", LaneCUDASynth, "**TASK 1**\ncategory: streams\n```\nWrite a CUDA program that splits a 4M-element SAXPY over 4 streams and prints the sum of the result with 3 decimals.\n```\n", 1, nil},
+		{"bold headers", LaneCUDASynth, "**TASK 1**\ncategory: streams\n```\nWrite a CUDA program that splits a 4M-element SAXPY over 4 streams and prints the sum of the result with 3 decimals.\n```\n```c++\n" + refHistogram + "```\n", 1, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,13 +133,47 @@ func TestParseSynthesizedEdgeCases(t *testing.T) {
 				}
 			}
 			for _, c := range cands {
-				if c.Prompt == "" || c.Files != nil || c.Category == "" {
-					t.Errorf("prompt candidate %+v", c)
+				if c.Prompt == "" || len(c.Files) != 1 || c.Files[ReferenceFile] != refHistogram || c.Category == "" || c.Hash != SourceHash(LaneCUDASynth, nil, c.Prompt) {
+					t.Errorf("cuda candidate %+v", c)
 				}
 			}
 		})
 	}
 }
+
+// refHistogram is a small reference program of a synthesised cuda-synth task.
+const refHistogram = `#include <cstdio>
+
+__global__ void hist(const unsigned char *in, int n, unsigned int *bins)
+{
+    __shared__ unsigned int local[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) local[i] = 0;
+    __syncthreads();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        atomicAdd(&local[in[i]], 1u);
+    __syncthreads();
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) atomicAdd(&bins[i], local[i]);
+}
+
+int main()
+{
+    const int n = 1 << 20;
+    unsigned char *h = new unsigned char[n];
+    for (int i = 0; i < n; i++) h[i] = (unsigned char)((i * 31 + 7) % 256);
+    unsigned char *d;
+    unsigned int *bins, out[256];
+    cudaMalloc(&d, n);
+    cudaMalloc(&bins, sizeof out);
+    cudaMemset(bins, 0, sizeof out);
+    cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);
+    hist<<<64, 256>>>(d, n, bins);
+    cudaMemcpy(out, bins, sizeof out, cudaMemcpyDeviceToHost);
+    printf("%u %u %u\n", out[0], out[1], out[255]);
+    return 0;
+}
+`
+
+const longStatement = "Write a CUDA program that sums 1<<20 integers (value i%7) with a shared-memory reduction and prints the sum."
 
 func TestBuildSynthPrompt(t *testing.T) {
 	t.Parallel()
@@ -189,7 +230,8 @@ func TestBuildSynthPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"atomic operations", "```text\nWrite a histogram kernel.\n```", "```cuda\n__global__ void h() {}\n```", "### TASK 1\ncategory: atomics", "```text\n<the task statement>"} {
+	for _, w := range []string{"atomic operations", "```text\nWrite a histogram kernel.\n```", "```cuda\n__global__ void h() {}\n```", "### TASK 1\ncategory: atomics", "```text\n<the task statement>",
+		"```cuda reference.cu\n<the complete reference program>\n```", "nvcc -gencode arch=compute_86"} {
 		if !strings.Contains(p.User, w) {
 			t.Errorf("cuda user prompt lacks %q", w)
 		}
@@ -229,7 +271,15 @@ func TestExamplesFor(t *testing.T) {
 	// A model error in the category: never an example.
 	me := synthResult(0, 99, srcSwitch, false, ClassModelError, "gave up", "switch_many")
 	results = append(results, me)
-	ex := ExamplesFor(results, "switch_many", ExampleOptions{Max: 3})
+	// Every switch_many task has the same source: item07 (asm.mnemonic,
+	// with another answer) is shown after item06 and item02 (the first of
+	// each label); item08, the same as item06 in all, is not.
+	for i := range results {
+		if results[i].Task.Key == "r0/item07" {
+			results[i].Attempt.Answer = "\t.globl f\nf:\n\tmulsss %xmm1, %xmm0\n\tret\n"
+		}
+	}
+	ex := ExamplesFor(results, "switch_many", ExampleOptions{Max: 4})
 	if len(ex) != 3 {
 		t.Fatalf("%d examples", len(ex))
 	}
@@ -245,8 +295,14 @@ func TestExamplesFor(t *testing.T) {
 	if !slices.Equal(labels, []string{"asm.mnemonic", "wrong.numeric", "asm.mnemonic"}) {
 		t.Errorf("labels %v", labels)
 	}
-	if ex[0].TaskKey != "r0/item06" || ex[2].TaskKey != "r0/item07" {
-		t.Errorf("keys %s, %s", ex[0].TaskKey, ex[2].TaskKey)
+	if ex[0].TaskKey != "r0/item06" || ex[1].TaskKey != "r0/item02" || ex[2].TaskKey != "r0/item07" {
+		t.Errorf("keys %s, %s, %s", ex[0].TaskKey, ex[1].TaskKey, ex[2].TaskKey)
+	}
+	// Distinct tasks first: one example per source before any repeat.
+	loop := synthResult(0, 98, srcLoop, false, ClassWrongOutput, diagNumeric, "switch_many")
+	ex = ExamplesFor(append(results, loop), "switch_many", ExampleOptions{Max: 2})
+	if len(ex) != 2 || ex[0].TaskKey != "r0/item06" || ex[1].TaskKey != loop.Task.Key {
+		t.Errorf("distinct tasks first: %+v", ex)
 	}
 	// A feature category: the for-loop tasks (one fails).
 	ex = ExamplesFor(results, "loop_for", ExampleOptions{})
@@ -436,6 +492,14 @@ func TestSourceHash(t *testing.T) {
 	f := SourceHash(LaneCUDASynth, nil, "write a kernel\n")
 	if a != b || a == c || a == d || e != f || len(a) != 64 {
 		t.Fatalf("hashes %s %s %s %s %s %s", a, b, c, d, e, f)
+	}
+	// cuda-synth: the statement is the task; its reference program and a
+	// corpus prompt's "(task id)" tag do not count.
+	g := SourceHash(LaneCUDASynth, map[string]string{ReferenceFile: refHistogram}, "Write a kernel")
+	h := SourceHash(LaneCUDASynth, nil, "Write a kernel\n\n(task basic_01_reduce)")
+	i := SourceHash(LaneCUDASynth, nil, "Write a kernel (task one)?")
+	if g != e || h != e || i == e {
+		t.Fatalf("cuda-synth hashes %s %s %s vs %s", g, h, i, e)
 	}
 	if TaskHash(runs.Task{Lane: LaneC2X86, Files: map[string]string{"function.c": "int f(void){return 1;}"}}) != a {
 		t.Fatal("TaskHash differs from SourceHash")

@@ -197,8 +197,13 @@ func (t *Taxonomy) Classify(lane string, v runs.Verdict, answer string) Label {
 
 // ClassifyResult labels a result, giving the suspicion hook the task's
 // files and metadata (for c2x86: the function's name, and whether the C
-// source itself calls printf).
+// source itself calls printf). A verdict with stored labels
+// (runs.Verdict.Labels, written with the verdict) gets its stored label:
+// what the tables said when it was judged. Use Labeler to compute afresh.
 func (t *Taxonomy) ClassifyResult(r runs.Result) Label {
+	if l, ok := StoredLabel(r.Verdict); ok {
+		return l
+	}
 	return t.classify(r.Task, r.Verdict, r.Attempt.Answer)
 }
 

@@ -10,7 +10,9 @@
 // go through a single connection whose transactions begin IMMEDIATE, so
 // writers queue in the process instead of failing with SQLITE_BUSY; reads
 // use a separate query_only pool and see the last committed state. The
-// schema is migrated at Open (table schema_version). Timestamps are UTC,
+// schema is migrated at Open (table schema_version): a database made by an
+// older kiln is brought up to date in place (version 2 added the verdicts'
+// labels column; older verdicts keep NULL labels). Timestamps are UTC,
 // stored as fixed-width RFC 3339 text; JSON fields are TEXT.
 //
 // # Campaign states
@@ -49,7 +51,7 @@
 // was claimed by another gets [ErrLeaseLost] from Renew, SaveAnswer, Finish
 // and Release. Every such change is an UPDATE conditioned on
 // state='leased' AND leases=Number. Finish is one transaction (attempt,
-// task done, verdict revision 0) and a unique index allows one revision-0
+// task done, verdict revision 0 with its labels) and a unique index allows one revision-0
 // verdict per task, so a task is judged exactly once.
 //
 // # Attempt lifecycle
@@ -102,8 +104,11 @@
 //	prompt        the rendered user prompt, when the task carried one
 //	answer        the model's final answer
 //	pass          the verdict's pass flag (same as verdict.pass)
-//	verdict       {"id","revision","pass","class","stage","stages","diagnostic"}:
-//	              the latest revision; stages is the verifier's JSON as stored
+//	verdict       {"id","revision","pass","class","stage","stages","diagnostic","labels"}:
+//	              the latest revision; stages is the verifier's JSON as stored;
+//	              labels (absent for verdicts stored before schema version 2)
+//	              {"class","diagnostic_kind","evidence","suspicion","features",
+//	              "categories","domain"}: see VerdictLabels
 //	attempt       {"id","number","turns","tool_calls","repair_turns","started_at","finished_at"}
 //	usage         {"prompt_tokens","completion_tokens","reasoning_tokens",
 //	              "prompt_source","completion_source","reasoning_source",
@@ -112,6 +117,9 @@
 //	toolchain     tool name -> version used by the verifier
 //	policy        the verification policy name/version
 //	artifacts     artifact name -> blob hash (in dir/blobs)
+//	artifact_text artifact name -> content, for text artifacts (sources,
+//	              assembly, outputs) when exported with texts (the CLI's
+//	              default); executables stay hashes only
 //	measurements  name -> number (e.g. cycles, bytes)
 //	created_at    when the carried verdict revision was written (RFC 3339, UTC)
 //	transcript    the attempt transcript JSON, only with ExportOptions.Transcripts

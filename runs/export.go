@@ -2,11 +2,13 @@ package runs
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 )
 
 // SampleSchema names the version of the Sample record layout.
@@ -20,32 +22,42 @@ type ExportOptions struct {
 	Round *int
 	// Transcripts includes each attempt's full transcript (large).
 	Transcripts bool
+	// Texts puts the content of every text artifact (sources, PTX, SASS,
+	// RDNA3, host assembly, outputs...) in Sample.ArtifactText, so that the
+	// export stands alone without the blob store. Binary artifacts
+	// (executables) and texts over MaxArtifactText stay hashes only.
+	Texts bool
 }
+
+// MaxArtifactText bounds one artifact inlined by ExportOptions.Texts.
+const MaxArtifactText = 4 << 20
 
 // Sample is one exported record: a judged answer with full provenance. See
 // the package doc for the field meanings.
 type Sample struct {
-	Schema       string             `json:"schema"`
-	ID           string             `json:"id"`
-	Campaign     SampleCampaign     `json:"campaign"`
-	Lane         string             `json:"lane"`
-	Round        int                `json:"round"`
-	TaskID       string             `json:"task_id"`
-	TaskKey      string             `json:"task_key"`
-	Categories   []string           `json:"categories"`
-	Meta         map[string]string  `json:"meta"`
-	Files        map[string]string  `json:"files"`
-	Prompt       string             `json:"prompt,omitempty"`
-	Answer       string             `json:"answer"`
-	Pass         bool               `json:"pass"`
-	Verdict      SampleVerdict      `json:"verdict"`
-	Attempt      SampleAttempt      `json:"attempt"`
-	Usage        SampleUsage        `json:"usage"`
-	Model        string             `json:"model"`
-	Endpoint     string             `json:"endpoint"`
-	Toolchain    map[string]string  `json:"toolchain"`
-	Policy       string             `json:"policy"`
-	Artifacts    map[string]string  `json:"artifacts"`
+	Schema     string            `json:"schema"`
+	ID         string            `json:"id"`
+	Campaign   SampleCampaign    `json:"campaign"`
+	Lane       string            `json:"lane"`
+	Round      int               `json:"round"`
+	TaskID     string            `json:"task_id"`
+	TaskKey    string            `json:"task_key"`
+	Categories []string          `json:"categories"`
+	Meta       map[string]string `json:"meta"`
+	Files      map[string]string `json:"files"`
+	Prompt     string            `json:"prompt,omitempty"`
+	Answer     string            `json:"answer"`
+	Pass       bool              `json:"pass"`
+	Verdict    SampleVerdict     `json:"verdict"`
+	Attempt    SampleAttempt     `json:"attempt"`
+	Usage      SampleUsage       `json:"usage"`
+	Model      string            `json:"model"`
+	Endpoint   string            `json:"endpoint"`
+	Toolchain  map[string]string `json:"toolchain"`
+	Policy     string            `json:"policy"`
+	Artifacts  map[string]string `json:"artifacts"`
+	// ArtifactText holds the text artifacts' content (ExportOptions.Texts).
+	ArtifactText map[string]string  `json:"artifact_text,omitempty"`
 	Measurements map[string]float64 `json:"measurements"`
 	CreatedAt    time.Time          `json:"created_at"`
 	Transcript   json.RawMessage    `json:"transcript,omitempty"`
@@ -66,6 +78,9 @@ type SampleVerdict struct {
 	Stage      string          `json:"stage"`
 	Stages     json.RawMessage `json:"stages"`
 	Diagnostic string          `json:"diagnostic,omitempty"`
+	// Labels are the verdict's stored labels; absent for verdicts written
+	// before labels were stored.
+	Labels *VerdictLabels `json:"labels,omitempty"`
 }
 
 // SampleAttempt describes the attempt that produced the answer.
@@ -109,7 +124,7 @@ func NewSample(c Campaign, r Result, transcript bool) Sample {
 		Prompt:       t.Prompt,
 		Answer:       a.Answer,
 		Pass:         v.Pass,
-		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass, Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic},
+		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass, Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic, Labels: v.Labels},
 		Attempt:      SampleAttempt{ID: a.ID, Number: a.Number, Turns: a.Turns, ToolCalls: a.ToolCalls, RepairTurns: a.RepairTurns, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt},
 		Usage:        SampleUsage(a.Usage),
 		Model:        a.Model,
@@ -166,7 +181,15 @@ func (s *Store) Export(ctx context.Context, campaignID string, w io.Writer, opt 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := enc.Encode(NewSample(c, r, opt.Transcripts)); err != nil {
+		sample := NewSample(c, r, opt.Transcripts)
+		if opt.Texts {
+			texts, err := s.artifactTexts(r.Verdict.Artifacts)
+			if err != nil {
+				return fmt.Errorf("task %s: %w", r.Task.Key, err)
+			}
+			sample.ArtifactText = texts
+		}
+		if err := enc.Encode(sample); err != nil {
 			return err
 		}
 		n++
@@ -179,4 +202,21 @@ func (s *Store) Export(ctx context.Context, campaignID string, w io.Writer, opt 
 		return n, fmt.Errorf("export: %w", err)
 	}
 	return n, nil
+}
+
+// artifactTexts reads the text artifacts among arts (name -> hash): valid
+// UTF-8 without NUL bytes, at most MaxArtifactText long.
+func (s *Store) artifactTexts(arts map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for name, h := range arts {
+		b, err := s.blobs.Get(h)
+		if err != nil {
+			return nil, fmt.Errorf("artifact %s: %w", name, err)
+		}
+		if len(b) > MaxArtifactText || bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+			continue
+		}
+		out[name] = string(b)
+	}
+	return out, nil
 }

@@ -131,3 +131,52 @@ func TestExport(t *testing.T) {
 		t.Fatalf("export by name: %d %v", n, err)
 	}
 }
+
+// TestExportTexts: with Texts, text artifacts are inlined and binary ones
+// (NUL bytes, invalid UTF-8) stay hashes only; without it nothing is.
+func TestExportTexts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openTest(t)
+	c := mustCampaign(t, s, "texts")
+	mustAdd(t, s, c.ID, []Task{{Key: "r0/a#0", Files: map[string]string{"a.c": "int a;"}}})
+	arts := map[string]string{}
+	for name, body := range map[string]string{"sass": "code for sm_90\n\tFunction : k\n", "exe": "\x7fELF\x02\x01\x01\x00\x00", "latin1": "caf\xe9"} {
+		h, err := s.Blobs().Put([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		arts[name] = h
+	}
+	l, err := s.Claim(ctx, c.ID, "w", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := testVerdict(true)
+	v.Artifacts = arts
+	if err := s.Finish(ctx, l, testAttempt(l.Task.Key, l.Number), v); err != nil {
+		t.Fatal(err)
+	}
+	for _, texts := range []bool{false, true} {
+		var buf bytes.Buffer
+		if _, err := s.Export(ctx, c.ID, &buf, ExportOptions{Texts: texts}); err != nil {
+			t.Fatal(err)
+		}
+		var smp Sample
+		if err := json.Unmarshal(buf.Bytes(), &smp); err != nil {
+			t.Fatal(err)
+		}
+		if len(smp.Artifacts) != 3 {
+			t.Errorf("texts=%v: artifacts %v", texts, smp.Artifacts)
+		}
+		if !texts {
+			if smp.ArtifactText != nil {
+				t.Errorf("texts off: %v", smp.ArtifactText)
+			}
+			continue
+		}
+		if len(smp.ArtifactText) != 1 || smp.ArtifactText["sass"] != "code for sm_90\n\tFunction : k\n" {
+			t.Errorf("texts on: %q", smp.ArtifactText)
+		}
+	}
+}

@@ -301,8 +301,8 @@ func (s *Store) ForkCampaign(ctx context.Context, srcRef string, c Campaign) (Ca
 			return Campaign{}, fmt.Errorf("fork campaign: attempt of %q: %w", t.Key, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts
-			(id, attempt_id, task_id, revision, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, created_at)
-			SELECT ?, ?, ?, 0, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, created_at
+			(id, attempt_id, task_id, revision, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, labels, created_at)
+			SELECT ?, ?, ?, 0, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, labels, created_at
 			FROM verdicts WHERE attempt_id = ? ORDER BY revision DESC LIMIT 1`, newID(), aid, id, st.judged.String); err != nil {
 			return Campaign{}, fmt.Errorf("fork campaign: verdict of %q: %w", t.Key, err)
 		}

@@ -218,7 +218,19 @@ CREATE TABLE rounds (
 	updated_at  TEXT NOT NULL,
 	PRIMARY KEY (campaign_id, round)
 ) STRICT;
-`}
+`,
+		// 2: verdict labels (VerdictLabels as JSON), NULL for verdicts
+		// written before.
+		`ALTER TABLE verdicts ADD COLUMN labels TEXT;`,
+		// 3: failed model calls per campaign and fault class (retried
+		// ones included), counted as they happen.
+		`CREATE TABLE model_faults (
+	campaign_id TEXT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+	class       TEXT NOT NULL,
+	n           INTEGER NOT NULL CHECK (n > 0),
+	PRIMARY KEY (campaign_id, class)
+) STRICT;`,
+	}
 }
 
 func (s *Store) migrate(ctx context.Context) error {

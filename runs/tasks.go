@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -421,7 +422,7 @@ func (s *Store) finish(ctx context.Context, l *Lease, a Attempt, v Verdict) erro
 type verdictCols struct {
 	pass                               bool
 	class, stage, diagnostic, policy   string
-	stages                             any
+	stages, labels                     any
 	measurements, artifacts, toolchain string
 }
 
@@ -449,36 +450,49 @@ func encodeVerdict(v Verdict) (verdictCols, error) {
 	if c.toolchain, err = jsonText(nonNilMap(v.Toolchain)); err != nil {
 		return c, err
 	}
+	if v.Labels != nil {
+		l := *v.Labels
+		l.Features, l.Categories = orEmpty(l.Features), orEmpty(l.Categories)
+		if c.labels, err = jsonText(l); err != nil {
+			return c, fmt.Errorf("verdict labels: %w", err)
+		}
+	}
 	return c, nil
 }
 
 func insertVerdict(ctx context.Context, tx *sql.Tx, id, attemptID, taskID string, rev int, now string, c verdictCols) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO verdicts
-		(id, attempt_id, task_id, revision, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, created_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		(id, attempt_id, task_id, revision, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, labels, created_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		id, attemptID, taskID, rev, c.pass, c.class, c.stage, c.stages, c.diagnostic,
-		c.measurements, c.artifacts, c.toolchain, c.policy, now)
+		c.measurements, c.artifacts, c.toolchain, c.policy, c.labels, now)
 	return err
 }
 
 const verdictColsSQL = `v.id, v.attempt_id, v.task_id, v.revision, v.pass, v.class, v.stage, v.stages, v.diagnostic,
-	v.measurements, v.artifacts, v.toolchain, v.policy, v.created_at`
+	v.measurements, v.artifacts, v.toolchain, v.policy, v.labels, v.created_at`
 
 func scanVerdict(sc scanner) (Verdict, error) {
 	var (
-		v                 Verdict
-		stages, created   sql.NullString
-		meas, arts, tools string
+		v                       Verdict
+		stages, labels, created sql.NullString
+		meas, arts, tools       string
 	)
 	if err := sc.Scan(&v.ID, &v.AttemptID, &v.TaskID, &v.Revision, &v.Pass, &v.Class, &v.Stage, &stages, &v.Diagnostic,
-		&meas, &arts, &tools, &v.Policy, &created); err != nil {
+		&meas, &arts, &tools, &v.Policy, &labels, &created); err != nil {
 		return Verdict{}, err
 	}
-	return finishVerdict(v, stages, meas, arts, tools, created)
+	return finishVerdict(v, stages, meas, arts, tools, labels, created)
 }
 
-func finishVerdict(v Verdict, stages sql.NullString, meas, arts, tools string, created sql.NullString) (Verdict, error) {
+func finishVerdict(v Verdict, stages sql.NullString, meas, arts, tools string, labels, created sql.NullString) (Verdict, error) {
 	v.Stages = rawBytes(stages)
+	if labels.Valid && labels.String != "" {
+		v.Labels = &VerdictLabels{}
+		if err := json.Unmarshal([]byte(labels.String), v.Labels); err != nil {
+			return Verdict{}, fmt.Errorf("verdict %s labels: %w", v.ID, err)
+		}
+	}
 	if err := unmarshalText(meas, &v.Measurements); err != nil {
 		return Verdict{}, fmt.Errorf("verdict %s measurements: %w", v.ID, err)
 	}
@@ -527,6 +541,11 @@ func (s *Store) AddRescore(ctx context.Context, attemptID string, v Verdict) (Ve
 	}
 	if len(v.Stages) == 0 {
 		v.Stages = nil
+	}
+	if v.Labels != nil {
+		l := *v.Labels
+		l.Features, l.Categories = orEmpty(l.Features), orEmpty(l.Categories)
+		v.Labels = &l
 	}
 	return v, nil
 }
@@ -617,7 +636,7 @@ func scanResult(rows *sql.Rows) (Result, error) {
 		tcreated                  sql.NullString
 		transcript                sql.NullString
 		started, finished         sql.NullString
-		stages, vcreated          sql.NullString
+		stages, labels, vcreated  sql.NullString
 		meas, arts, tools         string
 	)
 	t, a, v := &r.Task, &r.Attempt, &r.Verdict
@@ -627,7 +646,7 @@ func scanResult(rows *sql.Rows) (Result, error) {
 		&u.PromptTokens, &u.CompletionTokens, &u.ReasoningTokens, &u.PromptSource, &u.CompletionSource, &u.ReasoningSource,
 		&u.LatencyMS, &u.TTFTMS, &u.Calls, &a.Turns, &a.ToolCalls, &a.RepairTurns, &a.Error, &started, &finished,
 		&v.ID, &v.AttemptID, &v.TaskID, &v.Revision, &v.Pass, &v.Class, &v.Stage, &stages, &v.Diagnostic,
-		&meas, &arts, &tools, &v.Policy, &vcreated)
+		&meas, &arts, &tools, &v.Policy, &labels, &vcreated)
 	if err != nil {
 		return Result{}, err
 	}
@@ -651,7 +670,7 @@ func scanResult(rows *sql.Rows) (Result, error) {
 	if a.FinishedAt, err = parseTime(finished); err != nil {
 		return Result{}, err
 	}
-	if r.Verdict, err = finishVerdict(*v, stages, meas, arts, tools, vcreated); err != nil {
+	if r.Verdict, err = finishVerdict(*v, stages, meas, arts, tools, labels, vcreated); err != nil {
 		return Result{}, err
 	}
 	return r, nil

@@ -139,7 +139,36 @@ type Verdict struct {
 	Artifacts             map[string]string // name -> blob hash
 	Toolchain             map[string]string
 	Policy                string
-	CreatedAt             time.Time
+	// Labels are what refinement reads from the verdict (failure label,
+	// construct features, categories, domain), computed when the verdict
+	// was written and stored with it; nil for verdicts written before
+	// labels were stored (readers compute them then).
+	Labels    *VerdictLabels
+	CreatedAt time.Time
+}
+
+// VerdictLabels describe a verdict for analysis: how it failed and what
+// the task is made of. runs stores them as given (the labelling rules are
+// package refinement's); they are stored as JSON in the verdict's row.
+type VerdictLabels struct {
+	// Class is the verdict's failure class ("" for a pass) and
+	// DiagnosticKind the fine label its diagnostic gave ("pass",
+	// "asm.suffix", "compile.undefined_identifier", "wrong.numeric", ...).
+	Class          string `json:"class"`
+	DiagnosticKind string `json:"diagnostic_kind"`
+	// Evidence is the diagnostic line that decided DiagnosticKind.
+	Evidence string `json:"evidence,omitempty"`
+	// Suspicion says why the answer seems to sidestep the task ("" when
+	// it does not).
+	Suspicion string `json:"suspicion,omitempty"`
+	// Features are the construct features found in the task's source
+	// (for prompt-only lanes, the answer's), sorted; [] when none.
+	Features []string `json:"features"`
+	// Categories are the task's categories at the time of the verdict.
+	Categories []string `json:"categories"`
+	// Domain is the application domain of the program (CASS appendix A.4
+	// keywords) where the lane has a classifier; "" otherwise.
+	Domain string `json:"domain,omitempty"`
 }
 
 // Result is a done task with its judged attempt and that attempt's latest

@@ -510,7 +510,10 @@ func runProbe(errPipe *os.File, spec initSpec) int {
 	if b, err := os.ReadFile("/proc/net/dev"); err == nil {
 		ifaces = strings.Count(string(b), "\n") - 2 // two header lines
 	}
-	status, _ := os.ReadFile("/proc/self/status")
+	// This thread's status: no_new_privs and seccomp were set on this
+	// (locked) thread, which need not be the thread group leader that
+	// /proc/self/status describes.
+	status, _ := os.ReadFile("/proc/thread-self/status")
 	field := func(name string) string {
 		for _, line := range strings.Split(string(status), "\n") {
 			if v, ok := strings.CutPrefix(line, name+":"); ok {

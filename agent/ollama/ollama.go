@@ -396,7 +396,7 @@ func (c *Client) interruptedCtx(ctx, callCtx context.Context, err error) error {
 		return fmt.Errorf("ollama %s: %w", c.name, ctx.Err())
 	}
 	if callCtx.Err() != nil {
-		return c.fail(agent.KindRetryable, 0, 0, fmt.Errorf("call timed out after %s: %w", c.timeout, err))
+		return c.fail(agent.KindRetryable, 0, 0, fmt.Errorf("%w after %s: %w", agent.ErrCallTimeout, c.timeout, err))
 	}
 	return nil
 }

@@ -23,7 +23,9 @@
 // Completeness: a streamed answer is whole when "data: [DONE]" arrives, or
 // when the stream ends (even with a read error) after a finish_reason; then
 // only the usage chunk may be missing and usage is estimated. A stream that
-// ends any other way is agent.KindTruncated and its partial text is dropped.
+// ends any other way is agent.KindTruncated and its partial text is dropped,
+// except a whole body with no data: line and lines that are not SSE at all
+// (an HTML page from a proxy, sent with status 200): agent.KindBadResponse.
 //
 // Usage: prompt and completion tokens come from the server's usage object
 // (CountServer; streaming requests ask for it with
@@ -355,6 +357,9 @@ func (c *Client) readStream(ctx, callCtx context.Context, body io.Reader, acc *a
 		data    []byte
 		hasData bool
 		readErr error
+		// sawData and foreign tell a cut event stream from a body that
+		// never was one (a proxy's HTML page sent with status 200).
+		sawData, foreign bool
 	)
 	for {
 		line, err := readLine(br)
@@ -394,8 +399,14 @@ func (c *Client) readStream(ctx, callCtx context.Context, body io.Reader, acc *a
 		}
 		field, value, _ := bytes.Cut(line, []byte(":"))
 		if string(field) != "data" {
+			switch string(field) {
+			case "event", "id", "retry":
+			default:
+				foreign = true
+			}
 			continue // event:, id:, retry:
 		}
+		sawData = true
 		value = bytes.TrimPrefix(value, []byte(" "))
 		if hasData {
 			data = append(data, '\n')
@@ -409,6 +420,9 @@ func (c *Client) readStream(ctx, callCtx context.Context, body io.Reader, acc *a
 	if acc.finish != "" {
 		// The answer is whole; only [DONE] (and maybe usage) is missing.
 		return nil
+	}
+	if !sawData && foreign && readErr == nil {
+		return c.fail(agent.KindBadResponse, http.StatusOK, 0, errors.New("response is not an event stream (no data: lines)"))
 	}
 	if readErr != nil {
 		if ierr := c.interruptedCtx(ctx, callCtx, readErr); ierr != nil {
@@ -750,7 +764,7 @@ func (c *Client) interruptedCtx(ctx, callCtx context.Context, err error) error {
 		return fmt.Errorf("openai %s: %w", c.name, ctx.Err())
 	}
 	if callCtx.Err() != nil {
-		return c.fail(agent.KindRetryable, 0, 0, fmt.Errorf("call timed out after %s: %w", c.timeout, err))
+		return c.fail(agent.KindRetryable, 0, 0, fmt.Errorf("%w after %s: %w", agent.ErrCallTimeout, c.timeout, err))
 	}
 	return nil
 }

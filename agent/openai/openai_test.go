@@ -659,6 +659,14 @@ func TestErrors(t *testing.T) {
 			kind: agent.KindTruncated, status: 200,
 		},
 		{
+			name: "200 with an HTML page, not an event stream", stream: true,
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				_, _ = io.WriteString(w, "<!DOCTYPE html>\n<html>\n<body>Please log in to the proxy.</body>\n</html>\n")
+			},
+			kind: agent.KindBadResponse, status: 200, errSubstr: "not an event stream",
+		},
+		{
 			name: "[DONE] without any choice", stream: true, handler: sse("data: [DONE]\n\n"),
 			kind: agent.KindBadResponse, status: 200,
 		},
@@ -774,7 +782,8 @@ func TestCallTimeoutIsRetryable(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 3*time.Second {
 		t.Errorf("Chat returned after %v", elapsed)
 	}
-	if agent.KindOf(err) != agent.KindRetryable || !strings.Contains(err.Error(), "timed out") {
+	if agent.KindOf(err) != agent.KindRetryable || !strings.Contains(err.Error(), "timed out") ||
+		!errors.Is(err, agent.ErrCallTimeout) || agent.FaultClass(err) != agent.FaultTimeout {
 		t.Fatalf("err = %v, want retryable timeout", err)
 	}
 }

@@ -29,18 +29,21 @@ type compileBench struct {
 	CPUs     int      `json:"cpus"`
 	// Seconds per round for the whole corpus, in each mode.
 	PlainSeconds      []float64 `json:"plain_seconds"`       // nvcc | xargs -P jobs, no sandbox, no cache
+	PlainTmpfsSeconds []float64 `json:"plain_tmpfs_seconds"` // the same in folders on /dev/shm (kiln's scratch is a tmpfs)
 	ColdSeconds       []float64 `json:"cold_seconds"`        // kiln's farm, empty cache
 	CachedSeconds     []float64 `json:"cached_seconds"`      // the same lane again (memory cache)
 	DiskCachedSeconds []float64 `json:"disk_cached_seconds"` // a new lane on the same cache dir
 	// Medians and ratios.
 	PlainMedian      float64  `json:"plain_median_s"`
+	PlainTmpfsMedian float64  `json:"plain_tmpfs_median_s"`
 	ColdMedian       float64  `json:"cold_median_s"`
 	CachedMedian     float64  `json:"cached_median_s"`
 	DiskCachedMedian float64  `json:"disk_cached_median_s"`
-	ColdOverPlain    float64  `json:"cold_over_plain"`      // < 1: kiln cold is faster than plain nvcc
-	ColdOverCached   float64  `json:"cold_over_cached"`     // speed-up of the memory cache
-	ColdOverDisk     float64  `json:"cold_over_disk_cache"` // speed-up of the disk cache
-	Failed           []string `json:"failed,omitempty"`     // programs nvcc rejected (same in every mode)
+	ColdOverPlain    float64  `json:"cold_over_plain"`       // < 1: kiln cold is faster than plain nvcc
+	ColdOverTmpfs    float64  `json:"cold_over_plain_tmpfs"` // the same against plain nvcc on a tmpfs
+	ColdOverCached   float64  `json:"cold_over_cached"`      // speed-up of the memory cache
+	ColdOverDisk     float64  `json:"cold_over_disk_cache"`  // speed-up of the disk cache
+	Failed           []string `json:"failed,omitempty"`      // programs nvcc rejected (same in every mode)
 }
 
 // cmdBench runs a benchmark; the only one is "compile".
@@ -107,22 +110,34 @@ func cmdBench(ctx context.Context, args []string, e env) error {
 
 	// Plain nvcc: one folder per program (nvcc --keep writes program.* into
 	// the working folder), xargs -P runs them.
+	// The same again on a tmpfs, where kiln's sandbox scratch lives: nvcc
+	// writes megabytes of intermediates, so the file system matters.
 	plainDir := filepath.Join(tmp, "plain")
+	roots := []string{plainDir}
+	shm, err := os.MkdirTemp("/dev/shm", "kiln-bench-compile-")
+	if err == nil {
+		defer os.RemoveAll(shm)
+		roots = append(roots, shm)
+	} else {
+		fmt.Fprintf(e.stderr, "no /dev/shm (%v): the plain-on-tmpfs mode is left out\n", err)
+	}
 	var dirs []string
 	for _, it := range items {
-		d := filepath.Join(plainDir, it.ID)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(d, cudasynth.SourceFile), []byte(it.Program), 0o644); err != nil {
-			return err
+		for _, root := range roots {
+			d := filepath.Join(root, it.ID)
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(d, cudasynth.SourceFile), []byte(it.Program), 0o644); err != nil {
+				return err
+			}
 		}
 		dirs = append(dirs, it.ID)
 	}
-	script := fmt.Sprintf(`cd "$1" && exec %s %s >/dev/null 2>&1 || echo "FAILED $1"`, shellQuote(nvcc.Path), shellJoin(b.Command))
-	plain := func() (float64, []string, error) {
+	script := fmt.Sprintf(`cd "$1" && %s %s >/dev/null 2>&1 || echo "FAILED $1"`, shellQuote(nvcc.Path), shellJoin(b.Command))
+	plain := func(dir string) (float64, []string, error) {
 		cmd := exec.CommandContext(ctx, "xargs", "-P", fmt.Sprint(n), "-n", "1", "sh", "-c", script, "sh")
-		cmd.Dir = plainDir
+		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), nvcc.Env...)
 		cmd.Stdin = strings.NewReader(strings.Join(dirs, "\n") + "\n")
 		start := time.Now()
@@ -173,9 +188,20 @@ func cmdBench(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	for r := 0; r < *rounds; r++ {
-		ps, pf, err := plain()
+		ps, pf, err := plain(plainDir)
 		if err != nil {
 			return err
+		}
+		if len(roots) > 1 {
+			ts, tf, err := plain(roots[1])
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(tf, pf) {
+				return fmt.Errorf("bench: plain nvcc failed %v on disk, %v on tmpfs", pf, tf)
+			}
+			b.PlainTmpfsSeconds = append(b.PlainTmpfsSeconds, ts)
+			fmt.Fprintf(e.stderr, "round %d: plain on tmpfs %.2fs\n", r+1, ts)
 		}
 		cacheDir := filepath.Join(tmp, fmt.Sprintf("cache-%d", r))
 		l, err := newLane(cacheDir)
@@ -213,6 +239,10 @@ func cmdBench(ctx context.Context, args []string, e env) error {
 	b.PlainMedian, b.ColdMedian = median(b.PlainSeconds), median(b.ColdSeconds)
 	b.CachedMedian, b.DiskCachedMedian = median(b.CachedSeconds), median(b.DiskCachedSeconds)
 	b.ColdOverPlain = b.ColdMedian / b.PlainMedian
+	if len(b.PlainTmpfsSeconds) > 0 {
+		b.PlainTmpfsMedian = median(b.PlainTmpfsSeconds)
+		b.ColdOverTmpfs = b.ColdMedian / b.PlainTmpfsMedian
+	}
 	b.ColdOverCached = b.ColdMedian / b.CachedMedian
 	b.ColdOverDisk = b.ColdMedian / b.DiskCachedMedian
 	if *asJSON {
@@ -220,6 +250,9 @@ func cmdBench(ctx context.Context, args []string, e env) error {
 	}
 	fmt.Fprintf(e.stdout, "%d programs, %d jobs, %d rounds (medians), nvcc %s\n", b.Programs, b.Jobs, b.Rounds, b.NVCC)
 	fmt.Fprintf(e.stdout, "  plain nvcc | xargs -P %d  %8.2f s  %6.2f programs/s\n", n, b.PlainMedian, float64(b.Programs)/b.PlainMedian)
+	if b.PlainTmpfsMedian > 0 {
+		fmt.Fprintf(e.stdout, "  the same on a tmpfs       %8.2f s  %6.2f programs/s\n", b.PlainTmpfsMedian, float64(b.Programs)/b.PlainTmpfsMedian)
+	}
 	fmt.Fprintf(e.stdout, "  kiln cold                %8.2f s  %6.2f programs/s  (%.2fx plain's time)\n", b.ColdMedian, float64(b.Programs)/b.ColdMedian, b.ColdOverPlain)
 	fmt.Fprintf(e.stdout, "  kiln cached (memory)     %8.4f s  %6.0f programs/s  (%.0fx faster than cold)\n", b.CachedMedian, float64(b.Programs)/b.CachedMedian, b.ColdOverCached)
 	fmt.Fprintf(e.stdout, "  kiln cached (disk)       %8.4f s  %6.0f programs/s  (%.0fx faster than cold)\n", b.DiskCachedMedian, float64(b.Programs)/b.DiskCachedMedian, b.ColdOverDisk)

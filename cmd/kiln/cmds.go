@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -192,6 +193,7 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	defer st.Close()
 	// Check that the plan can be built before the campaign is recorded.
 	w := c.wiring(e, log, c.data)
+	defer w.close()
 	if _, err := w.plan(ctx, sp); err != nil {
 		return usageError{err}
 	}
@@ -236,18 +238,35 @@ func cmdResume(ctx context.Context, args []string, e env) error {
 	return runCampaign(ctx, st, c.wiring(e, log, c.data), camp, sp, e)
 }
 
-// runCampaign runs camp in the foreground with a progress display.
+// runCampaign runs camp in the foreground with a progress display. It
+// closes w's sandbox runner when done, so that a campaign that ends leaves no
+// scratch dirs, cgroups or uid slot behind.
 func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campaign, sp *spec.Spec, e env) error {
+	defer w.close()
 	plan, err := w.plan(ctx, sp)
 	if err != nil {
 		return err
 	}
 	pr := newProgress(e.stderr, isTerminal(e.stderr))
-	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update}
+	var (
+		faultMu sync.Mutex
+		faults  = map[string]int{}
+	)
+	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update,
+		OnFault: func(_ runs.Campaign, class string, _ error) {
+			faultMu.Lock()
+			faults[class]++
+			faultMu.Unlock()
+		}}
 	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
 	pr.finish()
 	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d queued\n",
 		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Queued)
+	faultMu.Lock()
+	if len(faults) > 0 {
+		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", topClasses(faults, len(faults)))
+	}
+	faultMu.Unlock()
 	if errors.Is(err, engine.ErrStopped) {
 		fmt.Fprintf(e.stdout, "stopped before the end; continue with: kiln resume %s\n", camp.ID)
 		return nil
@@ -411,6 +430,7 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 	c.register(fs, e)
 	out := fs.String("o", "-", "output file (- for stdout)")
 	all := fs.Bool("all", false, "export failing attempts too (default: verified samples only)")
+	texts := fs.Bool("texts", true, "put text artifacts (sources, PTX, SASS, RDNA3, host assembly, outputs) in artifact_text; false: blob hashes only")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
@@ -434,7 +454,7 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 		defer os.Remove(f.Name())
 		w = f
 	}
-	n, err := st.Export(ctx, camp.ID, w, runs.ExportOptions{All: *all})
+	n, err := st.Export(ctx, camp.ID, w, runs.ExportOptions{All: *all, Texts: *texts})
 	if err != nil {
 		if f != nil {
 			f.Close()
@@ -480,6 +500,7 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	w := c.wiring(e, log, c.data)
+	defer w.close()
 	lane, err := w.lane(sp)
 	if err != nil {
 		return err

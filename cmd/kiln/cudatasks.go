@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -73,6 +74,24 @@ func cudaTasks(sp *spec.Spec) ([]runs.Task, error) {
 		}
 		return out, nil
 	}
+	items, err := cudaCorpusItems(sp)
+	if err != nil {
+		return nil, err
+	}
+	if n := sp.Tasks.Limit; n > 0 && n < len(items) {
+		rng := rand.New(rand.NewPCG(uint64(sp.Tasks.Seed), 0x6b696c6e))
+		rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+		items = items[:n]
+	}
+	for _, it := range items {
+		add(it.ID, cudaCorpusPrompt(it), it.Category, map[string]string{"item": it.ID, "domain": it.Domain})
+	}
+	return out, nil
+}
+
+// cudaCorpusItems loads the spec's cuda-synth corpus (tasks.corpus) and
+// keeps the items of tasks.categories (before tasks.limit).
+func cudaCorpusItems(sp *spec.Spec) ([]prompts.CUDAItem, error) {
 	var (
 		items []prompts.CUDAItem
 		err   error
@@ -100,22 +119,27 @@ func cudaTasks(sp *spec.Spec) ([]runs.Task, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf("tasks: no corpus item left after the category filter")
 	}
-	if n := sp.Tasks.Limit; n > 0 && n < len(items) {
-		rng := rand.New(rand.NewPCG(uint64(sp.Tasks.Seed), 0x6b696c6e))
-		rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
-		items = items[:n]
-	}
-	for _, it := range items {
-		prompt := strings.TrimSpace(it.Prompt) + "\n\n(task " + it.ID + ")"
-		add(it.ID, prompt, it.Category, map[string]string{"item": it.ID, "domain": it.Domain})
-	}
-	return out, nil
+	return items, nil
+}
+
+// cudaCorpusPrompt is a corpus item's task prompt: its prompt and its id
+// (so a replay script can answer each one).
+func cudaCorpusPrompt(it prompts.CUDAItem) string {
+	return strings.TrimSpace(it.Prompt) + "\n\n(task " + it.ID + ")"
 }
 
 // cudaPlan is plan for the cuda-synth lane.
-func (w *wiring) cudaPlan(sp *spec.Spec, lane tools.Lane, model agent.Model, mode agent.ToolMode, toolNames []string) (*engine.Plan, error) {
+func (w *wiring) cudaPlan(ctx context.Context, sp *spec.Spec, lane tools.Lane, model agent.Model, mode agent.ToolMode, toolNames []string) (*engine.Plan, error) {
+	var refine *engine.Refine
 	if sp.Refinement.Rounds > 0 {
-		return nil, fmt.Errorf("refinement.rounds: refinement rounds are only wired for the c2x86 lane")
+		var err error
+		if refine, err = w.refine(ctx, sp, lane, nil); err != nil {
+			return nil, err
+		}
+	}
+	labels, err := cudaLabels(sp)
+	if err != nil {
+		return nil, err
 	}
 	system, err := cudaSystem(sp)
 	if err != nil {
@@ -138,5 +162,6 @@ func (w *wiring) cudaPlan(sp *spec.Spec, lane tools.Lane, model agent.Model, mod
 		Tasks:    func() ([]runs.Task, error) { return tasks, nil },
 		MaxTasks: sp.Budgets.Tasks, MaxTokens: sp.Budgets.Tokens, MaxWall: sp.Budgets.WallTime.D(),
 		Toolchain: w.toolchain(), Policy: w.policy(),
+		Refine: refine, Labels: labels,
 	}, nil
 }

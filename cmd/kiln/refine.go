@@ -19,9 +19,18 @@ package main
 // share grows by the configured factor (in odds) whatever the round size.
 // Each synthesised task gets samples_per_task tasks. The synthesiser is
 // asked for refinement.factor tasks per targeted category (one call each).
+//
+// The cuda-synth lane (cudaRefineConfig): a campaign from persona
+// templates draws tasks.limit fresh prompts per round (seed tasks.seed +
+// round) with the categories re-weighted; one from the CUDA corpus
+// resamples its items like c2x86. A synthesised task is a statement plus a
+// reference program that must build with the lane's compile_cuda tool
+// (cudaValidator); the statement is the task's prompt and the reference
+// stays in its files (refinement.ReferenceFile).
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,10 +49,12 @@ import (
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/engine"
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/prompts"
+	"github.com/kiln-dev/kiln/prompts/persona"
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/c2x86"
+	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
 // solverSpec returns sp with the models that solve tasks: every endpoint
@@ -60,8 +71,12 @@ func solverSpec(sp *spec.Spec) *spec.Spec {
 
 // refineConfig builds the pure part of a spec's refinement rounds (no
 // model, no sandbox): policy, draw and task rendering. items are round 0's
-// corpus items (after tasks.limit).
+// corpus items (after tasks.limit; c2x86 only, the cuda-synth lane reads
+// its own source).
 func refineConfig(sp *spec.Spec, items []prompts.CorpusItem) (*engine.Refine, error) {
+	if sp.Lane == cudasynth.LaneName {
+		return cudaRefineConfig(sp)
+	}
 	whole := *sp
 	whole.Tasks.Limit = 0
 	pool, err := corpusItems(&whole)
@@ -181,11 +196,17 @@ func (w *wiring) refine(ctx context.Context, sp *spec.Spec, lane tools.Lane, ite
 	rf.SynthName = m.Name
 	rf.SynthSampling = sp.Sampling.Agent()
 	rf.SynthSampling.MaxTokens = max(rf.SynthSampling.MaxTokens, min(1200*rf.K, 32768))
-	cl, ok := lane.(*c2x86.Lane)
-	if !ok {
-		return nil, fmt.Errorf("refinement.rounds: refinement rounds are wired for lane c2x86 only, not %s", sp.Lane)
+	switch l := lane.(type) {
+	case *c2x86.Lane:
+		rf.Validator = c2x86Validator(l)
+	default:
+		if lane.Name() != cudasynth.LaneName {
+			return nil, fmt.Errorf("refinement.rounds: refinement rounds are wired for lanes c2x86 and cuda-synth, not %s", sp.Lane)
+		}
+		if rf.Validator, err = cudaValidator(lane); err != nil {
+			return nil, err
+		}
 	}
-	rf.Validator = c2x86Validator(cl)
 	rf.ValidateParallel = min(max(sp.Concurrency, 1), 4)
 	return rf, nil
 }
@@ -210,6 +231,175 @@ func c2x86Validator(l *c2x86.Lane) refinement.Validator {
 		}
 		return nil
 	})
+}
+
+// cudaCompileTool is the cuda-synth lane's nvcc-only model tool, which
+// the validator of synthesised tasks uses on their reference programs.
+const cudaCompileTool = "compile_cuda"
+
+// cudaValidator accepts a synthesised cuda-synth task when its reference
+// program compiles with nvcc for the lane's targets and defines a kernel
+// (the lane's compile_cuda tool: the same sandbox, toolchain registry and
+// compile cache as verification). A tool that cannot run (sandbox,
+// missing nvcc) wraps engine.ErrValidatorBroken.
+func cudaValidator(lane tools.Lane) (refinement.Validator, error) {
+	var compile tools.Tool
+	for _, t := range lane.Tools(tools.Item{Lane: cudasynth.LaneName}) {
+		if t.Name() == cudaCompileTool {
+			compile = t
+		}
+	}
+	if compile == nil {
+		return nil, fmt.Errorf("refinement: lane %s has no %s tool to validate synthesised tasks", lane.Name(), cudaCompileTool)
+	}
+	return refinement.ValidatorFunc(func(ctx context.Context, c refinement.Candidate) error {
+		ref := c.Files[refinement.ReferenceFile]
+		if strings.TrimSpace(ref) == "" {
+			return errors.New("no reference program")
+		}
+		args, err := json.Marshal(map[string]string{"source": ref})
+		if err != nil {
+			return err
+		}
+		out, err := compile.Call(ctx, args)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return err
+		case err != nil:
+			return fmt.Errorf("%w: %w", engine.ErrValidatorBroken, err)
+		case strings.HasPrefix(out, "ok"):
+			return nil
+		}
+		return fmt.Errorf("the reference program does not build: %s", strings.TrimSpace(out))
+	}), nil
+}
+
+// cudaRefineConfig is refineConfig for the cuda-synth lane. The next
+// round's drawn tasks come from round 0's source: fresh persona prompts
+// sampled from the templates with the category weights (tasks.limit of
+// them, seed tasks.seed+round), or the corpus items resampled like
+// c2x86's. A synthesised task is its statement as the prompt, with its
+// reference program kept in the task's files (refinement.ReferenceFile).
+// Known categories (for the policy's few-samples rule) are those round 0
+// could draw: tasks.categories, else every template or corpus category.
+func cudaRefineConfig(sp *spec.Spec) (*engine.Refine, error) {
+	lane, spt := sp.Lane, sp.Tasks.SamplesPerTask
+	var (
+		known  []string
+		corpus []runs.Task
+		draw   func(round int, weights map[string]float64) ([]runs.Task, error)
+	)
+	if sp.Tasks.Templates != nil {
+		lib, err := personaLibrary(sp)
+		if err != nil {
+			return nil, err
+		}
+		known = sp.Tasks.Categories
+		if len(known) == 0 {
+			known = lib.Categories()
+		}
+		libCats := lib.Categories()
+		n, seed, cats := sp.Tasks.Limit, sp.Tasks.Seed, sp.Tasks.Categories
+		draw = func(round int, weights map[string]float64) ([]runs.Task, error) {
+			// Weights of targets that are not template categories (a
+			// feature such as atomics) do not steer the draw.
+			w := map[string]float64{}
+			for c, x := range weights {
+				if c == refinement.DefaultWeightKey || slices.Contains(libCats, c) {
+					w[c] = x
+				}
+			}
+			ts, err := lib.Sample(n, seed+int64(round), persona.Options{Categories: cats, Weights: w, AllowFewer: true})
+			if err != nil {
+				return nil, fmt.Errorf("tasks: %w", err)
+			}
+			var out []runs.Task
+			for _, t := range ts {
+				b, _ := json.Marshal(t.Bindings)
+				for k := 0; k < spt; k++ {
+					out = append(out, runs.Task{Round: round, Key: fmt.Sprintf("r%d/%s/%s#%d", round, t.TemplateID, t.Key[:16], k),
+						Lane: lane, Files: map[string]string{}, Categories: []string{t.Category}, Prompt: t.Prompt,
+						Meta: map[string]string{"template": t.TemplateID, "bindings": string(b), "origin": "resample"}})
+				}
+			}
+			return out, nil
+		}
+	} else {
+		items, err := cudaCorpusItems(sp)
+		if err != nil {
+			return nil, err
+		}
+		byID := map[string]prompts.CUDAItem{}
+		pool := make([]prompts.CorpusItem, 0, len(items))
+		for _, it := range items {
+			byID[it.ID] = it
+			pool = append(pool, prompts.CorpusItem{ID: it.ID, Categories: []string{it.Category}})
+			if !slices.Contains(known, it.Category) {
+				known = append(known, it.Category)
+			}
+			corpus = append(corpus, runs.Task{Key: "corpus/" + it.ID, Lane: lane, Files: map[string]string{},
+				Meta: map[string]string{"item": it.ID}, Categories: []string{it.Category}, Prompt: cudaCorpusPrompt(it)})
+		}
+		size := len(items) * spt
+		if n := sp.Tasks.Limit; n > 0 && n < len(items) {
+			size = n * spt
+		}
+		seed := sp.Tasks.Seed
+		draw = func(round int, weights map[string]float64) ([]runs.Task, error) {
+			seen := map[string]int{}
+			var out []runs.Task
+			for _, p := range drawWeighted(pool, size, seed+int64(round), weights) {
+				it := byID[p.ID]
+				k := seen[it.ID]
+				seen[it.ID]++
+				out = append(out, runs.Task{Round: round, Key: fmt.Sprintf("r%d/%s#%d", round, it.ID, k), Lane: lane,
+					Files: map[string]string{}, Categories: []string{it.Category}, Prompt: cudaCorpusPrompt(it),
+					Meta: map[string]string{"item": it.ID, "domain": it.Domain, "origin": "resample"}})
+			}
+			return out, nil
+		}
+	}
+	rf := sp.Refinement
+	pol := refinement.DefaultPolicy()
+	pol.Threshold, pol.MinEvidence, pol.Forced = rf.Threshold, rf.MinEvidence, rf.Categories
+	pol.Known = slices.Clone(known)
+	sort.Strings(pol.Known)
+	if err := pol.Validate(); err != nil {
+		return nil, err
+	}
+	return &engine.Refine{
+		Rounds: rf.Rounds, Policy: pol, Factor: float64(rf.Factor), K: rf.Factor, Plateau: rf.Plateau,
+		Corpus: corpus, Draw: draw,
+		FromCandidate: func(round int, c refinement.Candidate) ([]runs.Task, error) {
+			if strings.TrimSpace(c.Prompt) == "" {
+				return nil, errors.New("no task statement")
+			}
+			var out []runs.Task
+			for k := 0; k < spt; k++ {
+				t := c.Task(round, fmt.Sprintf("r%d/synth/%s/%02d-%s#%d", round, c.Category, c.Index, c.Hash[:10], k))
+				t.Meta["synth_category"] = c.Category
+				out = append(out, t)
+			}
+			return out, nil
+		},
+	}, nil
+}
+
+// cudaLabels is the cuda-synth plan's verdict labelling: the domain of an
+// answer without a program (the lane classifies programs itself) is the
+// task prompt's, by the persona library's keyword table.
+func cudaLabels(sp *spec.Spec) (engine.Labels, error) {
+	lib, err := personaLibrary(sp)
+	if err != nil {
+		return engine.Labels{}, err
+	}
+	cls := lib.Classifier()
+	if cls == nil {
+		if cls, err = persona.BuiltinClassifier(); err != nil {
+			return engine.Labels{}, err
+		}
+	}
+	return engine.Labels{Domain: func(t runs.Task, _ string) string { return cls.Classify(t.Prompt) }}, nil
 }
 
 // ---- kiln refine ----
@@ -396,9 +586,12 @@ type RefinePlan struct {
 // planNext computes the next round's plan of camp under sp without calling
 // a model or touching a sandbox.
 func planNext(ctx context.Context, st *runs.Store, camp runs.Campaign, sp *spec.Spec) (RefinePlan, error) {
-	items, err := corpusItems(sp)
-	if err != nil {
-		return RefinePlan{}, usageError{err}
+	var items []prompts.CorpusItem
+	if sp.Lane != cudasynth.LaneName {
+		var err error
+		if items, err = corpusItems(sp); err != nil {
+			return RefinePlan{}, usageError{err}
+		}
 	}
 	rf, err := refineConfig(sp, items)
 	if err != nil {
@@ -506,6 +699,9 @@ type campaignReport struct {
 	Decisions  []engine.RoundRecord `json:"decisions,omitempty"`
 	// SynthesisCost sums the synthesiser calls of every round.
 	SynthesisCost synthCost `json:"synthesis_cost"`
+	// ModelFaults counts the solver's failed model calls by class over
+	// every run of the campaign, retried ones included.
+	ModelFaults map[string]int `json:"model_faults"`
 }
 
 type synthCost struct {
@@ -545,6 +741,9 @@ func buildCampaignReport(ctx context.Context, st *runs.Store, camp runs.Campaign
 		}
 	}
 	rep.Stats = refinement.Stats(sel)
+	if rep.ModelFaults, err = st.Faults(ctx, camp.ID); err != nil {
+		return rep, err
+	}
 	recs, err := st.Rounds(ctx, camp.ID)
 	if err != nil {
 		return rep, err
@@ -566,8 +765,25 @@ func buildCampaignReport(ctx context.Context, st *runs.Store, camp runs.Campaign
 			rep.SynthesisCost.add(s)
 		}
 	}
-	rep.Refinement = refinement.BuildReport(refinement.ReportInput{Lane: camp.Lane, Results: all, Chosen: chosen})
+	rep.Refinement = refinement.BuildReport(refinement.ReportInput{Lane: camp.Lane, Results: all, Chosen: chosen,
+		DomainOf: storedDomain(st.Blobs())})
 	return rep, nil
+}
+
+// storedDomain reads the domain a lane recorded as an artifact, for
+// verdicts stored before verdict labels were ("" when there is none).
+func storedDomain(blobs *runs.Blobs) func(runs.Result) string {
+	return func(r runs.Result) string {
+		h, ok := r.Verdict.Artifacts[engine.DomainArtifact]
+		if !ok {
+			return ""
+		}
+		b, err := blobs.Get(h)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
 }
 
 // writeReport prints kiln report: the per-category table of the selected
@@ -604,6 +820,9 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(rep.ModelFaults) > 0 {
+		fmt.Fprintf(out, "\nmodel faults (failed calls, retried ones included): %s\n", topClasses(rep.ModelFaults, len(rep.ModelFaults)))
 	}
 	if len(rep.Refinement.Rounds) < 2 && len(rep.Decisions) == 0 {
 		return nil
@@ -648,6 +867,13 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 			100*c.After.PassRate, lift, ci)
 	}
 	tw.Flush()
+	if len(rr.Domains) > 0 {
+		var parts []string
+		for _, d := range rr.Domains {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", d.Category, d.After.Pass, d.After.Total))
+		}
+		fmt.Fprintf(out, "  domains: %s\n", strings.Join(parts, ", "))
+	}
 	if len(rr.Labels) > 0 {
 		var parts []string
 		for i, l := range rr.Labels {

@@ -51,6 +51,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	}
 	defer st.Close()
 	w := c.wiring(e, log, c.data)
+	defer w.close() // after the daemon has stopped: no box is in use then
 	if _, err := w.sandbox(); err != nil {
 		return err
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,4 +173,133 @@ func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
 	if code != 2 || !strings.Contains(strings.ToLower(errs), "token") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+}
+
+// TestServePublicBindGuards runs "kiln serve" bound to every interface with a
+// token and checks the daemon's own guards over a non-loopback address:
+// requests without the token are refused, an oversized spec gets 413, and a
+// slowloris client trickling its headers is cut off by the server's header
+// timeout (5 s by default) while a normal client is served. After a soft
+// stop the daemon's sandbox runner has left no scratch directory behind.
+func TestServePublicBindGuards(t *testing.T) {
+	const token = "serve-test-token-0123456789"
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	host := "127.0.0.1"
+	if ip := nonLoopbackIP(); ip != "" {
+		host = ip
+	}
+	base := "http://" + net.JoinHostPort(host, port)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	soft := make(chan struct{})
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", data, "--addr", "0.0.0.0:" + port, "--token-env", "KILN_TEST_TOKEN", "--spec-root", dir},
+			env{stdout: &stderr, stderr: &stderr, soft: soft, getenv: func(k string) string {
+				if k == "KILN_TEST_TOKEN" {
+					return token
+				}
+				return ""
+			}})
+	}()
+	cl := &api.Client{BaseURL: base, Token: token}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := cl.List(ctx); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not come up on %s: %s", base, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A slowloris client: the request line and headers one byte every
+	// 50 ms, 20 s worth of them.
+	conn, err := net.Dial("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	slow := make(chan string, 1)
+	go func() {
+		req := "GET /v1/campaigns HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\nX-Pad: " + strings.Repeat("p", 300) + "\r\n\r\n"
+		begin := time.Now()
+		for i := 0; i < len(req); i++ {
+			if _, err := conn.Write([]byte{req[i]}); err != nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b, _ := io.ReadAll(conn)
+		slow <- fmt.Sprintf("%v %.40q", time.Since(begin).Round(100*time.Millisecond), b)
+	}()
+
+	noToken := *cl
+	noToken.Token = ""
+	var se *api.StatusError
+	if _, err := noToken.List(ctx); !errors.As(err, &se) || se.Code != http.StatusUnauthorized {
+		t.Errorf("list without a token via %s: %v, want 401", host, err)
+	}
+	if _, err := noToken.Submit(ctx, []byte("name: x\n")); !errors.As(err, &se) || se.Code != http.StatusUnauthorized {
+		t.Errorf("submit without a token via %s: %v, want 401", host, err)
+	}
+	if _, err := cl.Submit(ctx, []byte("name: big\n#"+strings.Repeat("x", 2<<20)+"\n")); !errors.As(err, &se) || se.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 2 MiB spec: %v, want 413", err)
+	}
+	select {
+	case got := <-slow:
+		// Cut off at the 5 s header timeout: the trickle would have
+		// taken 20 s, and it never reached the route (no 200).
+		d, _, _ := strings.Cut(got, " ")
+		if dur, err := time.ParseDuration(d); err != nil || dur > 10*time.Second || strings.Contains(got, "200 OK") {
+			t.Errorf("slowloris client: %s; want it cut off after about 5 s", got)
+		}
+		t.Logf("slowloris client (headers at 20 bytes/s) cut off after %s", got)
+	case <-time.After(30 * time.Second):
+		t.Fatal("slowloris client not cut off in 30 s")
+	}
+	if _, err := cl.List(ctx); err != nil {
+		t.Errorf("list with the token after the slow client: %v", err)
+	}
+
+	close(soft)
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	root, err := sandboxRoot(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) > 0 {
+		t.Errorf("serve left %d sandbox instance dirs in %s", len(ents), root)
+	}
+}
+
+// nonLoopbackIP returns a non-loopback IPv4 address of this host, or "".
+func nonLoopbackIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return ""
 }

@@ -206,7 +206,7 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 		}
 	}
 	if sp.Lane == cudasynth.LaneName {
-		return w.cudaPlan(sp, lane, model, mode, toolNames)
+		return w.cudaPlan(ctx, sp, lane, model, mode, toolNames)
 	}
 	system, err := prompts.Render(sp.Lane, "system", prompts.SystemData{Tools: toolNames})
 	if err != nil {

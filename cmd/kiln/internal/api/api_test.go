@@ -703,6 +703,173 @@ func TestSlowClients(t *testing.T) {
 	})
 }
 
+// trickle writes data to conn one byte every gap (a slowloris client) until
+// it is all sent or a write fails; the channel gets the write error (nil
+// when everything was sent).
+func trickle(conn net.Conn, data string, gap time.Duration) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < len(data); i++ {
+			if _, err := conn.Write([]byte{data[i]}); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(gap)
+		}
+		done <- nil
+	}()
+	return done
+}
+
+// TestTrickledRequests: clients that send their headers or body a byte at a
+// time, each byte well within any per-read timeout, are still cut off when
+// the whole header or request has taken ReadHeaderTimeout or ReadTimeout
+// (Go's server sets absolute deadlines, so trickling does not extend them),
+// and many of them do not keep a normal client from being served.
+func TestTrickledRequests(t *testing.T) {
+	t.Parallel()
+	svc := &fakeService{
+		submit: func(context.Context, []byte) (CampaignInfo, error) { return info1, nil },
+		list:   func(context.Context) ([]CampaignInfo, error) { return nil, nil },
+	}
+	const gap = 20 * time.Millisecond
+	// What the clients would send: 5 s worth of bytes at one per 20 ms.
+	header := "GET /v1/campaigns HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + strings.Repeat("a", 200) + "\r\n\r\n"
+	body := strings.Repeat("b", 250)
+
+	// cutOff reads what the server answers on conn and how long it took
+	// to end the connection.
+	cutOff := func(t *testing.T, conn net.Conn, sent <-chan error) (string, time.Duration) {
+		t.Helper()
+		begin := time.Now()
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, err := io.ReadAll(conn)
+		d := time.Since(begin)
+		if err != nil {
+			t.Errorf("reading the answer: %v", err)
+		}
+		conn.Close()
+		if err := <-sent; err == nil {
+			t.Errorf("the whole trickled request went through before the server cut it off")
+		}
+		return string(b), d
+	}
+
+	t.Run("headers", func(t *testing.T) {
+		t.Parallel()
+		s, _ := start(t, Config{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 5 * time.Second}, svc)
+		conn, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, d := cutOff(t, conn, trickle(conn, header, gap))
+		if d > 2*time.Second {
+			t.Errorf("trickled headers kept for %v, want about 200ms", d)
+		}
+		// Go's server answers 400 (or 408) to a header cut off mid-way,
+		// or just closes; never the route's 200.
+		if resp != "" && !strings.HasPrefix(resp, "HTTP/1.1 408") && !strings.HasPrefix(resp, "HTTP/1.1 400") {
+			t.Errorf("answer to trickled headers: %.100q", resp)
+		}
+	})
+	t.Run("body", func(t *testing.T) {
+		t.Parallel()
+		s, _ := start(t, Config{ReadHeaderTimeout: time.Second, ReadTimeout: 300 * time.Millisecond}, svc)
+		conn, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := fmt.Sprintf("POST /v1/campaigns HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n", len(body))
+		if _, err := io.WriteString(conn, head); err != nil {
+			t.Fatal(err)
+		}
+		resp, d := cutOff(t, conn, trickle(conn, body, gap))
+		if d > 2*time.Second {
+			t.Errorf("trickled body kept for %v, want about 300ms", d)
+		}
+		if !strings.HasPrefix(resp, "HTTP/1.1 408") || !strings.Contains(resp, "request body too slow") {
+			t.Errorf("answer to a trickled body: %.200q, want 408", resp)
+		}
+	})
+	t.Run("many", func(t *testing.T) {
+		t.Parallel()
+		s, c := start(t, Config{ReadHeaderTimeout: 2 * time.Second}, svc)
+		var sent []<-chan error
+		for range 64 {
+			conn, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			sent = append(sent, trickle(conn, header, gap))
+		}
+		time.Sleep(100 * time.Millisecond) // all of them are in the middle of their headers
+		begin := time.Now()
+		if code, _, body := do(t, c, "GET", "/v1/campaigns", ""); code != 200 {
+			t.Errorf("normal client beside 64 slow ones: %d %s", code, body)
+		}
+		if d := time.Since(begin); d > time.Second {
+			t.Errorf("normal client beside 64 slow ones served after %v", d)
+		}
+		for _, ch := range sent {
+			if err := <-ch; err == nil {
+				t.Errorf("a trickled request went through")
+			}
+		}
+	})
+}
+
+// TestTokenOnPublicBind: bound to every interface, the server refuses to
+// start without a token, and with one it refuses requests without it that
+// come in over a non-loopback address.
+func TestTokenOnPublicBind(t *testing.T) {
+	t.Parallel()
+	svc := &fakeService{list: func(context.Context) ([]CampaignInfo, error) { return nil, nil }}
+	if _, err := New(Config{Addr: "0.0.0.0:0"}, svc, nil); err == nil || !strings.Contains(err.Error(), "token is required") {
+		t.Fatalf("New on 0.0.0.0 without a token: %v", err)
+	}
+	s, c := start(t, Config{Addr: "0.0.0.0:0", Token: testToken}, svc)
+	_, port, _ := net.SplitHostPort(s.Addr())
+	host := "127.0.0.1"
+	if ip := publicIP(); ip != "" {
+		host = ip
+	} else {
+		t.Log("no non-loopback IPv4 address here; using loopback")
+	}
+	c.BaseURL = "http://" + net.JoinHostPort(host, port)
+	for _, tt := range []struct {
+		name, path, auth string
+		code             int
+	}{
+		{"no token", "/v1/campaigns", "", 401},
+		{"wrong token", "/v1/campaigns", "Bearer " + strings.Repeat("y", len(testToken)), 401},
+		{"token", "/v1/campaigns", "Bearer " + testToken, 200},
+		{"healthz", "/healthz", "", 200},
+	} {
+		var hdr []string
+		if tt.auth != "" {
+			hdr = []string{"Authorization", tt.auth}
+		}
+		if code, _, body := do(t, c, "GET", tt.path, "", hdr...); code != tt.code {
+			t.Errorf("%s via %s: %d %s, want %d", tt.name, host, code, body, tt.code)
+		}
+	}
+}
+
+// publicIP returns a non-loopback IPv4 address of this host, or "".
+func publicIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return ""
+}
+
 func TestStartStop(t *testing.T) {
 	t.Parallel()
 	s, err := New(Config{Addr: "127.0.0.1:0"}, &fakeService{}, nil)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,6 +63,10 @@ type Plan struct {
 	// Refine, when set, makes the campaign a refinement campaign: rounds
 	// after round 0 (see rounds.go).
 	Refine *Refine
+	// Labels computes the labels stored with every verdict (labels.go);
+	// the zero value uses refinement's built-in tables and takes the
+	// domain from the lane's "domain" artifact only.
+	Labels Labels
 }
 
 // Engine runs campaigns held in a store.
@@ -80,6 +85,10 @@ type Engine struct {
 	// Progress, when set, is called about once per second while a campaign
 	// runs, and once at the end.
 	Progress func(c runs.Campaign, n runs.Counts)
+	// OnFault, when set, is called for every failed model call of an
+	// attempt, tries that a retry recovered included, with the failure's
+	// class (agent.FaultClass). It must be safe for concurrent use.
+	OnFault func(c runs.Campaign, class string, err error)
 }
 
 // ErrStopped reports a campaign that ended without finishing its tasks
@@ -129,10 +138,11 @@ type runner struct {
 	stopOnce      sync.Once
 	stopClaims    chan struct{} // closed when no new task may be claimed
 	mu            sync.Mutex
-	fatal         error  // first fatal error
-	budget        string // budget that stopped the campaign
-	doneNote      string // why a refinement campaign stopped
-	refineDone    bool   // a refinement campaign decided to stop
+	fatal         error          // first fatal error
+	budget        string         // budget that stopped the campaign
+	doneNote      string         // why a refinement campaign stopped
+	refineDone    bool           // a refinement campaign decided to stop
+	faults        map[string]int // failed model calls by agent.FaultClass
 }
 
 func (r *runner) run(ctx context.Context, soft <-chan struct{}) (runs.Counts, error) {
@@ -166,16 +176,19 @@ func (r *runner) run(ctx context.Context, soft <-chan struct{}) (runs.Counts, er
 	progressStopped := make(chan struct{})
 	go r.progressLoop(progressDone, progressStopped)
 
+	roundsDone := make(chan struct{})
 	go func() {
 		select {
 		case <-soft:
 			r.stopClaiming()
 		case <-r.stopClaims:
 		case <-ctx.Done():
+		case <-roundsDone: // a finished campaign must not leave this goroutine waiting
 		}
 	}()
 
 	runErr := r.rounds(ctx)
+	close(roundsDone)
 	close(progressDone)
 	<-progressStopped
 
@@ -187,6 +200,7 @@ func (r *runner) run(ctx context.Context, soft <-chan struct{}) (runs.Counts, er
 		return n, errors.Join(runErr, fmt.Errorf("count results: %w", err))
 	}
 	r.report(n)
+	r.logFaults()
 	r.mu.Lock()
 	fatal, budget, doneNote := r.fatal, r.budget, r.doneNote
 	finished := r.plan.Refine == nil || r.refineDone
@@ -356,6 +370,8 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 	renewDone := r.renew(actx, cancel, lease, log)
 	defer func() { cancel(); <-renewDone }()
 
+	actx = agent.WithFaultObserver(actx, func(err error) { r.fault(actx, log, err) })
+
 	rec := runs.Attempt{TaskID: t.ID, Number: lease.Number, StartedAt: time.Now().UTC()}
 	var saved atomic.Bool
 	loop := &agent.Loop{
@@ -418,6 +434,7 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 
 	v := r.verdict(ctx, res)
 	rec.FinishedAt = time.Now().UTC()
+	v.Labels = r.plan.Labels.Of(t, rec, v, res.Verdict.Artifacts)
 	if err := st.Finish(context.WithoutCancel(ctx), lease, rec, v); err != nil {
 		if errors.Is(err, runs.ErrLeaseLost) {
 			log.Warn("lease lost before the verdict was stored; another worker owns the task now")
@@ -467,6 +484,46 @@ func (r *runner) pause(ctx context.Context, n int64) {
 	case <-ctx.Done():
 	case <-r.stopClaims:
 	}
+}
+
+// fault counts one failed model call (retried or not), in the store too (so
+// `kiln report` shows it after a restart), and reports it.
+func (r *runner) fault(ctx context.Context, log *slog.Logger, err error) {
+	class := agent.FaultClass(err)
+	if serr := r.e.Store.AddFault(context.WithoutCancel(ctx), r.c.ID, class); serr != nil {
+		log.Warn("fault not counted in the store", "fault", class, "err", serr)
+	}
+	r.mu.Lock()
+	if r.faults == nil {
+		r.faults = map[string]int{}
+	}
+	r.faults[class]++
+	r.mu.Unlock()
+	log.Debug("model call failed", "fault", class, "err", err)
+	if r.e.OnFault != nil {
+		r.e.OnFault(r.c, class, err)
+	}
+}
+
+// logFaults logs the failed model calls of this run by class, if any.
+func (r *runner) logFaults() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.faults) == 0 {
+		return
+	}
+	classes := make([]string, 0, len(r.faults))
+	total := 0
+	for c, n := range r.faults {
+		classes = append(classes, c)
+		total += n
+	}
+	sort.Strings(classes)
+	attrs := []any{"total", total}
+	for _, c := range classes {
+		attrs = append(attrs, c, r.faults[c])
+	}
+	r.log.Info("failed model calls in this run, retried ones included", attrs...)
 }
 
 func (r *runner) maxModelFailures() int {

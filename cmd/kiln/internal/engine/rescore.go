@@ -114,6 +114,7 @@ func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, op
 
 // record stores v as the next revision of r's verdict and counts it.
 func record(ctx context.Context, st *runs.Store, r runs.Result, v runs.Verdict, mu *sync.Mutex, sum *RescoreSummary) error {
+	v.Labels = Labels{}.OfStored(st.Blobs(), r.Task, r.Attempt, v)
 	if _, err := st.AddRescore(ctx, r.Attempt.ID, v); err != nil {
 		return fmt.Errorf("rescore task %s: %w", r.Task.Key, err)
 	}
