@@ -126,6 +126,8 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 			ctx := context.Background()
 			log := slog.New(slog.DiscardHandler)
 			w := newWiring(env{getenv: func(string) string { return "" }}, log, filepath.Join(dir, "data"))
+			w.cgroupParent = os.Getenv("KILN_CGROUP_PARENT") // a delegated cgroup-v2 subtree (GPU hosts)
+			defer w.close()
 			plan, err := w.plan(ctx, sp)
 			if err != nil {
 				b.Fatal(err)
