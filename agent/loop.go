@@ -135,32 +135,16 @@ func (l *Loop) Run(ctx context.Context, system, user string, item tools.Item) (*
 	if err := mode.Validate(); err != nil {
 		return nil, fmt.Errorf("attempt: %w", err)
 	}
-	maxCalls := l.MaxToolCalls
-	switch {
-	case maxCalls == 0:
-		maxCalls = DefaultMaxToolCalls
-	case maxCalls < 0:
-		maxCalls = 0
-	}
+	maxCalls := l.toolCallCap()
 
 	var ts []tools.Tool
 	if mode != ToolsNone && maxCalls > 0 {
 		ts = l.Lane.Tools(item)
 	}
-	run := &attemptRun{loop: l, log: log, maxCalls: maxCalls, byName: map[string]tools.Tool{}}
-	for _, t := range ts {
-		run.byName[t.Name()] = t
-		run.names = append(run.names, t.Name())
-		run.specs = append(run.specs, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
-	}
-	sort.Strings(run.names)
+	run := newAttemptRun(l, log, maxCalls, ts)
 	toolsOpen := len(ts) > 0
 	if mode == ToolsText && toolsOpen {
-		system = strings.TrimRight(system, "\n")
-		if system != "" {
-			system += "\n\n"
-		}
-		system += TextToolProtocol(ts)
+		system = withToolProtocol(system, ts)
 	}
 
 	a := &Attempt{}
@@ -171,58 +155,16 @@ func (l *Loop) Run(ctx context.Context, system, user string, item tools.Item) (*
 	a.Messages = append(a.Messages, Message{Role: RoleUser, Content: user})
 
 	for {
-		req := Request{Messages: append([]Message(nil), a.Messages...), Sampling: l.Sampling}
-		if mode == ToolsNative && toolsOpen {
-			req.Tools = run.specs
+		msg, ok, err := run.ask(ctx, mode == ToolsNative && toolsOpen)
+		if !ok {
+			return a, err
 		}
-		start := time.Now()
-		resp, err := l.Model.Chat(ctx, req)
-		if err == nil && resp == nil {
-			err = &Error{Kind: KindBadResponse, Err: errors.New("model returned neither a response nor an error")}
-		}
-		if err != nil {
-			a.Err = err
-			a.Answer, a.Extracted = "", false
-			a.Verdict = tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: err.Error()}
-			log.Warn("model call failed", "turn", a.Turns+1, "err", err)
-			if cerr := ctx.Err(); cerr != nil {
-				return a, fmt.Errorf("attempt: %w", cerr)
-			}
-			return a, nil
-		}
-		a.Turns++
-		u := resp.Usage
-		if u.Calls == 0 {
-			u.Calls = 1
-		}
-		if u.Latency == 0 {
-			u.Latency = time.Since(start)
-		}
-		a.Usage.Add(u)
-		a.Model, a.Endpoint = resp.Model, resp.Endpoint
-		msg := resp.Message
-		msg.Role = RoleAssistant
-		msg.ToolCalls = append([]ToolCall(nil), msg.ToolCalls...) // IDs are filled in below
 
 		// Tool calls of this reply. Structured calls are answered with
 		// RoleTool messages whatever the mode (past the limit, or when no
 		// tools were offered, with ToolNotRunResult), since a request holding
 		// a tool call without its result is malformed.
-		var structured, textual []textToolCall
-		for i := range msg.ToolCalls {
-			tc := &msg.ToolCalls[i]
-			if tc.ID == "" {
-				tc.ID = fmt.Sprintf("call_%d_%d", a.Turns, i+1)
-			}
-			tc.Arguments = validJSON(tc.Arguments)
-			structured = append(structured, textToolCall{call: *tc})
-		}
-		if mode == ToolsText && toolsOpen {
-			textual = parseTextToolCalls(msg.Content)
-			for i := range textual {
-				textual[i].call.ID = fmt.Sprintf("call_%d_%d", a.Turns, i+1)
-			}
-		}
+		structured, textual := run.toolCalls(&msg, mode == ToolsText && toolsOpen)
 		a.Messages = append(a.Messages, msg)
 
 		nativeOpen := mode == ToolsNative && toolsOpen
@@ -241,44 +183,33 @@ func (l *Loop) Run(ctx context.Context, system, user string, item tools.Item) (*
 		}
 
 		// A final reply.
-		answer, ok := l.Lane.Extract(msg.Content)
-		if !ok {
-			a.Answer, a.Extracted = "", false
-			a.Verdict = tools.Verdict{Class: tools.ClassNoAnswer, Stage: "extract",
-				Stages:     []tools.Stage{{Name: "extract", Detail: "no answer found in the reply"}},
-				Diagnostic: "no answer found in the reply"}
-			a.Checks = append(a.Checks, Check{Turn: a.Turns, Verdict: a.Verdict})
-			log.Debug("no answer in reply", "turn", a.Turns)
-			if a.RepairTurns < l.RepairTurns {
-				a.RepairTurns++
-				a.Messages = append(a.Messages, Message{Role: RoleUser, Content: NoAnswerPrompt})
-				continue
-			}
-			return a, nil
+		if done, err := run.final(ctx, item, msg.Content); done {
+			return a, err
 		}
-		a.Answer, a.Extracted = answer, true
-		if l.OnAnswer != nil {
-			if err := l.OnAnswer(ctx, answer); err != nil {
-				return a, fmt.Errorf("store answer: %w", err)
-			}
-		}
-		v, err := l.Lane.Verify(ctx, item, answer)
-		if err != nil {
-			a.Verdict = tools.Verdict{Class: tools.ClassInternal, Stage: "verify", Diagnostic: err.Error()}
-			if cerr := ctx.Err(); cerr != nil {
-				return a, fmt.Errorf("verify: %w", cerr)
-			}
-			return a, fmt.Errorf("verify: %w", err)
-		}
-		a.Verdict = v
-		a.Checks = append(a.Checks, Check{Turn: a.Turns, Answer: answer, Extracted: true, Verdict: v})
-		log.Debug("answer verified", "turn", a.Turns, "pass", v.Pass, "class", string(v.Class), "stage", v.Stage)
-		if v.Pass || a.RepairTurns >= l.RepairTurns {
-			return a, nil
-		}
-		a.RepairTurns++
-		a.Messages = append(a.Messages, Message{Role: RoleUser, Content: l.repair(v)})
 	}
+}
+
+// toolCallCap is the tool-call cap of an attempt: MaxToolCalls, with 0
+// meaning DefaultMaxToolCalls and negative meaning none (0).
+func (l *Loop) toolCallCap() int {
+	maxCalls := l.MaxToolCalls
+	switch {
+	case maxCalls == 0:
+		maxCalls = DefaultMaxToolCalls
+	case maxCalls < 0:
+		maxCalls = 0
+	}
+	return maxCalls
+}
+
+// withToolProtocol appends the text-mode tool protocol for ts to the
+// system prompt, a blank line apart.
+func withToolProtocol(system string, ts []tools.Tool) string {
+	system = strings.TrimRight(system, "\n")
+	if system != "" {
+		system += "\n\n"
+	}
+	return system + TextToolProtocol(ts)
 }
 
 // attemptRun is the per-attempt state of Loop.Run.
@@ -290,6 +221,137 @@ type attemptRun struct {
 	names    []string
 	specs    []ToolSpec
 	a        *Attempt
+}
+
+// newAttemptRun indexes the tools ts offered to one attempt by name, with
+// their sorted names and their ToolSpecs. The caller sets the attempt.
+func newAttemptRun(l *Loop, log *slog.Logger, maxCalls int, ts []tools.Tool) *attemptRun {
+	run := &attemptRun{loop: l, log: log, maxCalls: maxCalls, byName: map[string]tools.Tool{}}
+	for _, t := range ts {
+		run.byName[t.Name()] = t
+		run.names = append(run.names, t.Name())
+		run.specs = append(run.specs, ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
+	}
+	sort.Strings(run.names)
+	return run
+}
+
+// ask sends the transcript to the model (offering the tools' specs when
+// withTools) and returns its reply as an assistant message, counting the
+// turn and adding its usage. A model failure ends the attempt: ok is false,
+// the attempt gets Err and a model_error verdict, and err is the context's
+// error when it has ended, else nil.
+func (r *attemptRun) ask(ctx context.Context, withTools bool) (msg Message, ok bool, err error) {
+	l, a := r.loop, r.a
+	req := Request{Messages: append([]Message(nil), a.Messages...), Sampling: l.Sampling}
+	if withTools {
+		req.Tools = r.specs
+	}
+	start := time.Now()
+	resp, err := l.Model.Chat(ctx, req)
+	if err == nil && resp == nil {
+		err = &Error{Kind: KindBadResponse, Err: errors.New("model returned neither a response nor an error")}
+	}
+	if err != nil {
+		a.Err = err
+		a.Answer, a.Extracted = "", false
+		a.Verdict = tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: err.Error()}
+		r.log.Warn("model call failed", "turn", a.Turns+1, "err", err)
+		if cerr := ctx.Err(); cerr != nil {
+			return Message{}, false, fmt.Errorf("attempt: %w", cerr)
+		}
+		return Message{}, false, nil
+	}
+	a.Turns++
+	u := resp.Usage
+	if u.Calls == 0 {
+		u.Calls = 1
+	}
+	if u.Latency == 0 {
+		u.Latency = time.Since(start)
+	}
+	a.Usage.Add(u)
+	a.Model, a.Endpoint = resp.Model, resp.Endpoint
+	msg = resp.Message
+	msg.Role = RoleAssistant
+	msg.ToolCalls = append([]ToolCall(nil), msg.ToolCalls...) // IDs are filled in by toolCalls
+	return msg, true, nil
+}
+
+// toolCalls returns the tool calls of the reply msg: its structured calls,
+// given IDs where they lack one and arguments that are valid JSON (in msg
+// too), and, when textOpen, the calls written in its text.
+func (r *attemptRun) toolCalls(msg *Message, textOpen bool) (structured, textual []textToolCall) {
+	a := r.a
+	for i := range msg.ToolCalls {
+		tc := &msg.ToolCalls[i]
+		if tc.ID == "" {
+			tc.ID = fmt.Sprintf("call_%d_%d", a.Turns, i+1)
+		}
+		tc.Arguments = validJSON(tc.Arguments)
+		structured = append(structured, textToolCall{call: *tc})
+	}
+	if textOpen {
+		textual = parseTextToolCalls(msg.Content)
+		for i := range textual {
+			textual[i].call.ID = fmt.Sprintf("call_%d_%d", a.Turns, i+1)
+		}
+	}
+	return structured, textual
+}
+
+// final handles a reply without tool calls, whose text is content: the
+// lane extracts the answer, OnAnswer stores it, the lane verifies it. It
+// reports whether the attempt is over, and Run's error if any; when the
+// attempt goes on, a repair request has been added to the transcript.
+func (r *attemptRun) final(ctx context.Context, item tools.Item, content string) (done bool, err error) {
+	l, a := r.loop, r.a
+	answer, ok := l.Lane.Extract(content)
+	if !ok {
+		return r.noAnswer(), nil
+	}
+	a.Answer, a.Extracted = answer, true
+	if l.OnAnswer != nil {
+		if err := l.OnAnswer(ctx, answer); err != nil {
+			return true, fmt.Errorf("store answer: %w", err)
+		}
+	}
+	v, err := l.Lane.Verify(ctx, item, answer)
+	if err != nil {
+		a.Verdict = tools.Verdict{Class: tools.ClassInternal, Stage: "verify", Diagnostic: err.Error()}
+		if cerr := ctx.Err(); cerr != nil {
+			return true, fmt.Errorf("verify: %w", cerr)
+		}
+		return true, fmt.Errorf("verify: %w", err)
+	}
+	a.Verdict = v
+	a.Checks = append(a.Checks, Check{Turn: a.Turns, Answer: answer, Extracted: true, Verdict: v})
+	r.log.Debug("answer verified", "turn", a.Turns, "pass", v.Pass, "class", string(v.Class), "stage", v.Stage)
+	if v.Pass || a.RepairTurns >= l.RepairTurns {
+		return true, nil
+	}
+	a.RepairTurns++
+	a.Messages = append(a.Messages, Message{Role: RoleUser, Content: l.repair(v)})
+	return false, nil
+}
+
+// noAnswer records a no_answer verdict for a final reply the lane found no
+// answer in and, while repair turns last, asks again; it reports whether
+// the attempt is over.
+func (r *attemptRun) noAnswer() (done bool) {
+	l, a := r.loop, r.a
+	a.Answer, a.Extracted = "", false
+	a.Verdict = tools.Verdict{Class: tools.ClassNoAnswer, Stage: "extract",
+		Stages:     []tools.Stage{{Name: "extract", Detail: "no answer found in the reply"}},
+		Diagnostic: "no answer found in the reply"}
+	a.Checks = append(a.Checks, Check{Turn: a.Turns, Verdict: a.Verdict})
+	r.log.Debug("no answer in reply", "turn", a.Turns)
+	if a.RepairTurns < l.RepairTurns {
+		a.RepairTurns++
+		a.Messages = append(a.Messages, Message{Role: RoleUser, Content: NoAnswerPrompt})
+		return false
+	}
+	return true
 }
 
 // tools runs calls (when open and within the cap) and appends their results

@@ -14,26 +14,6 @@ import (
 	"strings"
 )
 
-// LaneC2X86 is the C -> x86-64 assembly lane.
-const LaneC2X86 = "c2x86"
-
-// Categories of c2x86 corpus items (the constructs the seed paper studies:
-// numeric constants, switches with few or many cases, struct offsets, ...).
-const (
-	CatIntArith     = "int_arith"     // integer arithmetic, division, overflow-free edge cases
-	CatFloatConst   = "float_const"   // float/double arithmetic with literal constants (6.0, 0.125, 3e-5)
-	CatLoop         = "loop"          // for/while/do loops
-	CatSwitchFew    = "switch_few"    // switch with <= 4 case labels: compare chains even without -fno-jump-tables
-	CatSwitchMany   = "switch_many"   // switch with >= 5 dense cases: a jump table unless -fno-jump-tables
-	CatStruct       = "struct"        // struct layout, by-value passing and returning, bitfields, unions
-	CatArrayPointer = "array_pointer" // arrays, pointer arithmetic, out parameters, function pointers
-	CatString       = "string"        // NUL-terminated strings, string.h calls
-	CatRecursion    = "recursion"     // direct and mutual recursion
-	CatBitops       = "bitops"        // shifts, masks, rotations, bit tricks
-	CatMathCall     = "math_call"     // libm calls (sin, sqrt, pow, floor, fabs, ...); link with -lm
-	CatMixed        = "mixed"         // larger functions combining several of the above
-)
-
 // MetaFile is the name of the per-item metadata file.
 const MetaFile = "meta.json"
 
@@ -42,7 +22,6 @@ const maxCorpusFileSize = 1 << 20
 
 // Sentinel errors of LoadCorpus, wrapped in a *CorpusError naming the file.
 var (
-	ErrUnknownLane     = errors.New("unknown lane")
 	ErrMissingFile     = errors.New("missing file")
 	ErrBadMeta         = errors.New("bad meta.json")
 	ErrUnknownCategory = errors.New("unknown category")
@@ -76,43 +55,16 @@ type CorpusItem struct {
 // HasCategory reports whether the item carries category c.
 func (it CorpusItem) HasCategory(c string) bool { return slices.Contains(it.Categories, c) }
 
-// laneSpec is what a lane's corpus items look like.
-type laneSpec struct {
-	files      []string // required files
-	sourceFile string   // the file that must define Function
-	categories []string
-}
-
-func laneSpecOf(lane string) (laneSpec, error) {
-	switch lane {
-	case LaneC2X86:
-		return laneSpec{
-			files:      []string{"function.c", "driver.c"},
-			sourceFile: "function.c",
-			categories: []string{CatIntArith, CatFloatConst, CatLoop, CatSwitchFew, CatSwitchMany, CatStruct,
-				CatArrayPointer, CatString, CatRecursion, CatBitops, CatMathCall, CatMixed},
-		}, nil
-	}
-	return laneSpec{}, fmt.Errorf("prompts: %w %q", ErrUnknownLane, lane)
-}
-
-// Categories returns the category ids valid for lane's corpus items.
-func Categories(lane string) ([]string, error) {
-	spec, err := laneSpecOf(lane)
-	if err != nil {
-		return nil, err
-	}
-	return slices.Clone(spec.categories), nil
-}
-
-// RequiredFiles returns the files every corpus item of lane must have
-// besides meta.json.
-func RequiredFiles(lane string) ([]string, error) {
-	spec, err := laneSpecOf(lane)
-	if err != nil {
-		return nil, err
-	}
-	return slices.Clone(spec.files), nil
+// CorpusSpec is what a lane's corpus items look like: the lane kit
+// (tools/<lane>) says it, LoadCorpus checks it.
+type CorpusSpec struct {
+	Lane string
+	// Files are the files every item needs besides meta.json.
+	Files []string
+	// SourceFile is the file that must define the item's function.
+	SourceFile string
+	// Categories are the valid category ids.
+	Categories []string
 }
 
 var (
@@ -133,11 +85,11 @@ type metaJSON struct {
 // source file) and at least one known category. Items come back sorted by
 // ID. Errors are *CorpusError values naming the offending file and wrapping
 // one of the Err* sentinels (or the fs error).
-func LoadCorpus(fsys fs.FS, root, lane string) ([]CorpusItem, error) {
-	spec, err := laneSpecOf(lane)
-	if err != nil {
-		return nil, err
+func LoadCorpus(fsys fs.FS, root string, spec CorpusSpec) ([]CorpusItem, error) {
+	if spec.Lane == "" || spec.SourceFile == "" || len(spec.Categories) == 0 {
+		return nil, fmt.Errorf("prompts: corpus spec needs a lane, a source file and categories")
 	}
+	lane := spec.Lane
 	entries, err := fs.ReadDir(fsys, root)
 	if err != nil {
 		return nil, &CorpusError{Path: root, Err: err}
@@ -161,7 +113,7 @@ func LoadCorpus(fsys fs.FS, root, lane string) ([]CorpusItem, error) {
 	return items, nil
 }
 
-func loadItem(fsys fs.FS, dir, id, lane string, spec laneSpec) (CorpusItem, error) {
+func loadItem(fsys fs.FS, dir, id, lane string, spec CorpusSpec) (CorpusItem, error) {
 	if !idRE.MatchString(id) {
 		return CorpusItem{}, &CorpusError{Path: dir, Err: fmt.Errorf("bad item id %q (want letters, digits, '.', '_', '-')", id)}
 	}
@@ -190,7 +142,7 @@ func loadItem(fsys fs.FS, dir, id, lane string, spec laneSpec) (CorpusItem, erro
 	if metaRaw == nil {
 		return CorpusItem{}, &CorpusError{Path: metaPath, Err: ErrMissingFile}
 	}
-	for _, f := range spec.files {
+	for _, f := range spec.Files {
 		if strings.TrimSpace(it.Files[f]) == "" {
 			return CorpusItem{}, &CorpusError{Path: path.Join(dir, f), Err: ErrMissingFile}
 		}
@@ -208,15 +160,15 @@ func loadItem(fsys fs.FS, dir, id, lane string, spec laneSpec) (CorpusItem, erro
 		return CorpusItem{}, &CorpusError{Path: metaPath, Err: fmt.Errorf("%w: \"function\" %q is not a C identifier", ErrBadMeta, m.Function)}
 	}
 	callRE := regexp.MustCompile(`\b` + m.Function + `\s*\(`)
-	if !callRE.MatchString(it.Files[spec.sourceFile]) {
-		return CorpusItem{}, &CorpusError{Path: metaPath, Err: fmt.Errorf("%w: function %q not found in %s", ErrBadMeta, m.Function, spec.sourceFile)}
+	if !callRE.MatchString(it.Files[spec.SourceFile]) {
+		return CorpusItem{}, &CorpusError{Path: metaPath, Err: fmt.Errorf("%w: function %q not found in %s", ErrBadMeta, m.Function, spec.SourceFile)}
 	}
 	if len(m.Categories) == 0 {
 		return CorpusItem{}, &CorpusError{Path: metaPath, Err: ErrNoCategories}
 	}
 	seen := map[string]bool{}
 	for _, c := range m.Categories {
-		if !slices.Contains(spec.categories, c) {
+		if !slices.Contains(spec.Categories, c) {
 			return CorpusItem{}, &CorpusError{Path: metaPath, Err: fmt.Errorf("%w %q", ErrUnknownCategory, c)}
 		}
 		if seen[c] {

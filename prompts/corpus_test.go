@@ -4,15 +4,40 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 )
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+
+// The corpus tests use a lane of their own, shaped like c2x86 (the lane
+// kits test their real corpora and specs: tools/<lane>/corpus_test.go).
+const (
+	testLane = "testlane"
+
+	catIntArith     = "int_arith"
+	catFloatConst   = "float_const"
+	catLoop         = "loop"
+	catSwitchFew    = "switch_few"
+	catSwitchMany   = "switch_many"
+	catStruct       = "struct"
+	catArrayPointer = "array_pointer"
+	catString       = "string"
+	catRecursion    = "recursion"
+	catBitops       = "bitops"
+	catMathCall     = "math_call"
+	catMixed        = "mixed"
+)
+
+// testSpec is the corpus spec of testLane.
+func testSpec() CorpusSpec {
+	return CorpusSpec{Lane: testLane, Files: []string{"function.c", "driver.c"}, SourceFile: "function.c",
+		Categories: []string{catIntArith, catFloatConst, catLoop, catSwitchFew, catSwitchMany, catStruct,
+			catArrayPointer, catString, catRecursion, catBitops, catMathCall, catMixed}}
+}
 
 const (
 	goodFunc   = "int add1(int x)\n{\n    return x + 1;\n}\n"
@@ -37,7 +62,7 @@ func TestLoadCorpusOK(t *testing.T) {
 	goodItem(m, "root/.hidden")
 	m["root/_drafts/notes.txt"] = file("skipped\n")
 
-	items, err := LoadCorpus(m, "root", LaneC2X86)
+	items, err := LoadCorpus(m, "root", testSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +70,7 @@ func TestLoadCorpusOK(t *testing.T) {
 		t.Fatalf("items = %+v", items)
 	}
 	a := items[0]
-	if a.Function != "add1" || a.Lane != LaneC2X86 || a.Description != "two cats" ||
+	if a.Function != "add1" || a.Lane != testLane || a.Description != "two cats" ||
 		!reflect.DeepEqual(a.Categories, []string{"loop", "bitops"}) {
 		t.Errorf("item a = %+v", a)
 	}
@@ -53,7 +78,7 @@ func TestLoadCorpusOK(t *testing.T) {
 	if !reflect.DeepEqual(a.Files, wantFiles) {
 		t.Errorf("files = %v", a.Files)
 	}
-	if !a.HasCategory(CatBitops) || a.HasCategory(CatString) {
+	if !a.HasCategory(catBitops) || a.HasCategory(catString) {
 		t.Error("HasCategory")
 	}
 	if got := CategoryCounts(items); got["int_arith"] != 1 || got["loop"] != 1 || got["bitops"] != 1 {
@@ -61,55 +86,96 @@ func TestLoadCorpusOK(t *testing.T) {
 	}
 }
 
+// TestLoadCorpusSpec: the spec, not the package, decides the lane, the
+// required files, the source file and the categories.
+func TestLoadCorpusSpec(t *testing.T) {
+	t.Parallel()
+	spec := CorpusSpec{Lane: "other", Files: []string{"kernel.cu"}, SourceFile: "kernel.cu", Categories: []string{"reduce"}}
+	m := fstest.MapFS{
+		"c/k1/kernel.cu": file("__global__ void sum(float *x) {}\n"),
+		"c/k1/meta.json": file(`{"function": "sum", "categories": ["reduce"]}`),
+	}
+	items, err := LoadCorpus(m, "c", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || items[0].Lane != "other" || items[0].Function != "sum" ||
+		!reflect.DeepEqual(items[0].Files, map[string]string{"kernel.cu": "__global__ void sum(float *x) {}\n"}) {
+		t.Errorf("items = %+v", items)
+	}
+	// The test lane's c2x86-like item does not fit this spec.
+	goodItem(m, "c/x")
+	if _, err := LoadCorpus(m, "c", spec); !errors.Is(err, ErrMissingFile) || !strings.Contains(err.Error(), "c/x/kernel.cu") {
+		t.Errorf("c2x86-like item under a kernel.cu spec: %v", err)
+	}
+	// A category of the test lane is unknown to this spec.
+	m = fstest.MapFS{
+		"c/k1/kernel.cu": file("__global__ void sum(float *x) {}\n"),
+		"c/k1/meta.json": file(`{"function": "sum", "categories": ["loop"]}`),
+	}
+	if _, err := LoadCorpus(m, "c", spec); !errors.Is(err, ErrUnknownCategory) {
+		t.Errorf("category of another spec: %v", err)
+	}
+}
+
 func TestLoadCorpusErrors(t *testing.T) {
 	t.Parallel()
+	c2x86 := testSpec()
 	tests := []struct {
 		name     string
 		mutate   func(m fstest.MapFS)
-		lane     string
+		spec     CorpusSpec
 		wantErr  error
 		wantPath string // substring of the error that names the file
 		wantText string
 	}{
-		{"missing meta", func(m fstest.MapFS) { delete(m, "c/x/meta.json") }, LaneC2X86, ErrMissingFile, "c/x/meta.json", ""},
-		{"missing function.c", func(m fstest.MapFS) { delete(m, "c/x/function.c") }, LaneC2X86, ErrMissingFile, "c/x/function.c", ""},
-		{"missing driver.c", func(m fstest.MapFS) { delete(m, "c/x/driver.c") }, LaneC2X86, ErrMissingFile, "c/x/driver.c", ""},
-		{"blank driver.c", func(m fstest.MapFS) { m["c/x/driver.c"] = file(" \n") }, LaneC2X86, ErrMissingFile, "c/x/driver.c", ""},
-		{"bad json", func(m fstest.MapFS) { m["c/x/meta.json"] = file(`{"function": "add1",`) }, LaneC2X86, ErrBadMeta, "c/x/meta.json", ""},
+		{"missing meta", func(m fstest.MapFS) { delete(m, "c/x/meta.json") }, c2x86, ErrMissingFile, "c/x/meta.json", ""},
+		{"missing function.c", func(m fstest.MapFS) { delete(m, "c/x/function.c") }, c2x86, ErrMissingFile, "c/x/function.c", ""},
+		{"missing driver.c", func(m fstest.MapFS) { delete(m, "c/x/driver.c") }, c2x86, ErrMissingFile, "c/x/driver.c", ""},
+		{"blank driver.c", func(m fstest.MapFS) { m["c/x/driver.c"] = file(" \n") }, c2x86, ErrMissingFile, "c/x/driver.c", ""},
+		{"bad json", func(m fstest.MapFS) { m["c/x/meta.json"] = file(`{"function": "add1",`) }, c2x86, ErrBadMeta, "c/x/meta.json", ""},
 		{"unknown field", func(m fstest.MapFS) {
 			m["c/x/meta.json"] = file(`{"function": "add1", "categores": ["loop"], "categories": ["loop"]}`)
-		}, LaneC2X86, ErrBadMeta, "c/x/meta.json", "categores"},
-		{"trailing data", func(m fstest.MapFS) { m["c/x/meta.json"] = file(goodMeta + "{}") }, LaneC2X86, ErrBadMeta, "c/x/meta.json", "trailing"},
+		}, c2x86, ErrBadMeta, "c/x/meta.json", "categores"},
+		{"trailing data", func(m fstest.MapFS) { m["c/x/meta.json"] = file(goodMeta + "{}") }, c2x86, ErrBadMeta, "c/x/meta.json", "trailing"},
 		{"unknown category", func(m fstest.MapFS) {
 			m["c/x/meta.json"] = file(`{"function": "add1", "categories": ["loop", "vectorize"]}`)
-		}, LaneC2X86, ErrUnknownCategory, "c/x/meta.json", `"vectorize"`},
+		}, c2x86, ErrUnknownCategory, "c/x/meta.json", `"vectorize"`},
 		{"empty categories", func(m fstest.MapFS) {
 			m["c/x/meta.json"] = file(`{"function": "add1", "categories": []}`)
-		}, LaneC2X86, ErrNoCategories, "c/x/meta.json", ""},
-		{"absent categories", func(m fstest.MapFS) { m["c/x/meta.json"] = file(`{"function": "add1"}`) }, LaneC2X86, ErrNoCategories, "c/x/meta.json", ""},
+		}, c2x86, ErrNoCategories, "c/x/meta.json", ""},
+		{"absent categories", func(m fstest.MapFS) { m["c/x/meta.json"] = file(`{"function": "add1"}`) }, c2x86, ErrNoCategories, "c/x/meta.json", ""},
 		{"duplicate category", func(m fstest.MapFS) {
 			m["c/x/meta.json"] = file(`{"function": "add1", "categories": ["loop", "loop"]}`)
-		}, LaneC2X86, ErrBadMeta, "c/x/meta.json", "twice"},
+		}, c2x86, ErrBadMeta, "c/x/meta.json", "twice"},
 		{"function not an identifier", func(m fstest.MapFS) {
 			m["c/x/meta.json"] = file(`{"function": "add 1", "categories": ["loop"]}`)
-		}, LaneC2X86, ErrBadMeta, "c/x/meta.json", "identifier"},
+		}, c2x86, ErrBadMeta, "c/x/meta.json", "identifier"},
 		{"function not defined", func(m fstest.MapFS) {
 			m["c/x/meta.json"] = file(`{"function": "add2", "categories": ["loop"]}`)
-		}, LaneC2X86, ErrBadMeta, "c/x/meta.json", `"add2" not found in function.c`},
-		{"bad id", func(m fstest.MapFS) { goodItem(m, "c/bad id") }, LaneC2X86, nil, "c/bad id", "bad item id"},
-		{"unknown lane", func(m fstest.MapFS) {}, "cobol2x86", ErrUnknownLane, "", "cobol2x86"},
+		}, c2x86, ErrBadMeta, "c/x/meta.json", `"add2" not found in function.c`},
+		{"bad id", func(m fstest.MapFS) { goodItem(m, "c/bad id") }, c2x86, nil, "c/bad id", "bad item id"},
+		// prompts knows no lane: what was "unknown lane" is now a spec
+		// without a lane, a source file or categories.
+		{"spec without lane", func(m fstest.MapFS) {}, CorpusSpec{Files: c2x86.Files, SourceFile: c2x86.SourceFile, Categories: c2x86.Categories},
+			nil, "", "corpus spec needs a lane"},
+		{"spec without source file", func(m fstest.MapFS) {}, CorpusSpec{Lane: testLane, Files: c2x86.Files, Categories: c2x86.Categories},
+			nil, "", "corpus spec needs a lane, a source file"},
+		{"spec without categories", func(m fstest.MapFS) {}, CorpusSpec{Lane: testLane, Files: c2x86.Files, SourceFile: c2x86.SourceFile},
+			nil, "", "and categories"},
+		{"zero spec", func(m fstest.MapFS) {}, CorpusSpec{}, nil, "", "corpus spec needs"},
 		{"empty corpus", func(m fstest.MapFS) {
 			for k := range m {
 				delete(m, k)
 			}
 			m["c/README.md"] = file("x")
-		}, LaneC2X86, ErrEmptyCorpus, "c", ""},
+		}, c2x86, ErrEmptyCorpus, "c", ""},
 		{"missing root", func(m fstest.MapFS) {
 			for k := range m {
 				delete(m, k)
 			}
 			m["other/x"] = file("x")
-		}, LaneC2X86, fs.ErrNotExist, "c", ""},
+		}, c2x86, fs.ErrNotExist, "c", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +184,7 @@ func TestLoadCorpusErrors(t *testing.T) {
 			goodItem(m, "c/x")
 			goodItem(m, "c/y")
 			tt.mutate(m)
-			items, err := LoadCorpus(m, "c", tt.lane)
+			items, err := LoadCorpus(m, "c", tt.spec)
 			if err == nil {
 				t.Fatalf("no error; items %v", items)
 			}
@@ -136,111 +202,37 @@ func TestLoadCorpusErrors(t *testing.T) {
 	}
 }
 
-func TestLaneTables(t *testing.T) {
+// TestLoadCorpusDirFS loads the same corpus from an in-memory file system
+// and from disk through os.DirFS, the way a user points a campaign at a
+// folder.
+func TestLoadCorpusDirFS(t *testing.T) {
 	t.Parallel()
-	cats, err := Categories(LaneC2X86)
-	if err != nil || len(cats) != 12 || cats[0] != CatIntArith {
-		t.Fatalf("categories = %v, %v", cats, err)
+	m := fstest.MapFS{}
+	goodItem(m, "b_item")
+	goodItem(m, "a_item")
+	m["a_item/function.h"] = file("int add1(int x);\n")
+	m["a_item/meta.json"] = file(`{"function": "add1", "categories": ["loop", "bitops"], "description": "two cats"}`)
+	m["README.md"] = file("# not an item\n")
+	m["_drafts/notes.txt"] = file("skipped\n")
+	dir := t.TempDir()
+	for name, f := range m {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	cats[0] = "changed" // a copy: the lane table stays intact
-	if again, _ := Categories(LaneC2X86); again[0] != CatIntArith {
-		t.Error("Categories returned shared state")
-	}
-	files, err := RequiredFiles(LaneC2X86)
-	if err != nil || !reflect.DeepEqual(files, []string{"function.c", "driver.c"}) {
-		t.Errorf("files = %v, %v", files, err)
-	}
-	if _, err := Categories("nope"); !errors.Is(err, ErrUnknownLane) {
-		t.Errorf("unknown lane: %v", err)
-	}
-	if _, _, err := BuiltinCorpus("nope"); !errors.Is(err, ErrUnknownLane) {
-		t.Errorf("BuiltinCorpus unknown lane: %v", err)
-	}
-}
-
-// TestBuiltinCorpus checks the size and category mix of the starter corpus
-// and that its README's table matches the real counts.
-func TestBuiltinCorpus(t *testing.T) {
-	t.Parallel()
-	items, err := LoadBuiltinCorpus(LaneC2X86)
+	mem, err := LoadCorpus(m, ".", testSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(items) < 220 {
-		t.Errorf("%d items, want at least 220", len(items))
-	}
-	seenFn := map[string]string{}
-	for _, it := range items {
-		if n := len(it.Categories); n < 1 || n > 3 {
-			t.Errorf("%s: %d categories, want 1 to 3", it.ID, n)
-		}
-		if it.Description == "" || strings.Contains(it.Description, "\n") {
-			t.Errorf("%s: description must be one non-empty line", it.ID)
-		}
-		if len(it.Files) != 2 {
-			t.Errorf("%s: files %v, want function.c and driver.c only", it.ID, keys(it.Files))
-		}
-		if strings.Contains(it.Files["function.c"], "main(") {
-			t.Errorf("%s: function.c defines main", it.ID)
-		}
-		if !strings.Contains(it.Files["driver.c"], "int main(void)") {
-			t.Errorf("%s: driver.c has no main", it.ID)
-		}
-		if prev, dup := seenFn[it.Function]; dup {
-			t.Errorf("%s and %s test the same function name %q", prev, it.ID, it.Function)
-		}
-		seenFn[it.Function] = it.ID
-	}
-	counts := CategoryCounts(items)
-	cats, _ := Categories(LaneC2X86)
-	for _, c := range cats {
-		if c != CatMixed && counts[c] < 15 {
-			t.Errorf("category %s has %d items, want at least 15", c, counts[c])
-		}
-	}
-
-	// The README's table: "| `cat` | count |" rows and a "**N items**" total.
-	readme, err := fs.ReadFile(Builtin(), "corpus/c2x86/README.md")
+	disk, err := LoadCorpus(os.DirFS(dir), ".", testSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rowRE := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| (\\d+) \\|")
-	rows := rowRE.FindAllStringSubmatch(string(readme), -1)
-	if len(rows) != len(cats) {
-		t.Errorf("README lists %d categories, want %d", len(rows), len(cats))
+	if len(disk) != 2 || !reflect.DeepEqual(mem, disk) {
+		t.Errorf("in-memory and on-disk corpus differ:\n%+v\n%+v", mem, disk)
 	}
-	for _, r := range rows {
-		n, _ := strconv.Atoi(r[2])
-		if counts[r[1]] != n {
-			t.Errorf("README says %s has %d items, corpus has %d", r[1], n, counts[r[1]])
-		}
-	}
-	if total := regexp.MustCompile(`\*\*(\d+) items\*\*`).FindStringSubmatch(string(readme)); total == nil || total[1] != strconv.Itoa(len(items)) {
-		t.Errorf("README total %v, corpus has %d items", total, len(items))
-	}
-}
-
-// TestBuiltinCorpusDirFS loads the same corpus from disk through os.DirFS,
-// the way a user points a campaign at a folder.
-func TestBuiltinCorpusDirFS(t *testing.T) {
-	t.Parallel()
-	embedded, err := LoadBuiltinCorpus(LaneC2X86)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disk, err := LoadCorpus(os.DirFS("corpus/c2x86"), ".", LaneC2X86)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(embedded, disk) {
-		t.Error("embedded and on-disk corpus differ")
-	}
-}
-
-func keys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }

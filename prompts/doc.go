@@ -1,17 +1,19 @@
-// Package prompts is kiln's template library as data: the lane prompts
-// (system, user and repair templates per lane) and the starter corpora of
-// input items, embedded in the binary with embed.FS, plus a deterministic,
-// weighted sampler over corpus items.
+// Package prompts is kiln's template machinery as data: prompt libraries
+// (system, user and repair templates per lane, text/template), a loader
+// for corpora of input items with per-item meta.json, persona templates
+// and placeholder pools (prompts/persona), and a deterministic, weighted
+// sampler over corpus items.
 //
-// Layout of the embedded tree (a user folder with the same layout can be
-// used instead, through os.DirFS):
+// The lanes' own prompts and starter corpora live in their kits
+// (tools/<lane>), embedded there; a lane passes its CorpusSpec to
+// [LoadCorpus] and its template folder to [NewLaneLibrary]. A corpus
+// folder (embedded or a user's, through os.DirFS) looks like:
 //
-//	lanes/<lane>/<prompt>.tmpl          text/template sources (system, user, repair)
-//	corpus/<lane>/<id>/meta.json        {"function", "categories", "description"}
-//	corpus/<lane>/<id>/function.c       the C translation unit under test (c2x86)
-//	corpus/<lane>/<id>/driver.c         main() printing results for test inputs (c2x86)
+//	<id>/meta.json        {"function", "categories", "description"}
+//	<id>/function.c       the C translation unit under test (c2x86)
+//	<id>/driver.c         main() printing results for test inputs (c2x86)
 //
 // The package imports only the standard library and holds no mutable
-// package state: a [Library] is built by the caller ([BuiltinLibrary] or
-// [NewLibrary]) and corpora are loaded on demand ([LoadCorpus]).
+// package state: a [Library] is built by the caller and corpora are
+// loaded on demand.
 package prompts

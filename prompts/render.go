@@ -46,11 +46,6 @@ type Library struct {
 	tmpls map[string]*template.Template // "lane/name"
 }
 
-// BuiltinLibrary parses the embedded lane prompts.
-func BuiltinLibrary() (*Library, error) {
-	return NewLibrary(builtin, "lanes")
-}
-
 // NewLibrary parses every root/<lane>/<name>.tmpl in fsys. Templates run
 // with missingkey=error and these functions: truncate N s (cut s to at most
 // N bytes on a rune boundary, marking the cut), trim s, join sep list.
@@ -64,27 +59,48 @@ func NewLibrary(fsys fs.FS, root string) (*Library, error) {
 		if !ld.IsDir() {
 			continue
 		}
-		files, err := fs.Glob(fsys, path.Join(root, ld.Name(), "*.tmpl"))
-		if err != nil {
-			return nil, fmt.Errorf("prompts: library: %w", err)
-		}
-		for _, f := range files {
-			b, err := fs.ReadFile(fsys, f)
-			if err != nil {
-				return nil, fmt.Errorf("prompts: library: %w", err)
-			}
-			name := strings.TrimSuffix(path.Base(f), ".tmpl")
-			t, err := template.New(ld.Name() + "/" + name).Option("missingkey=error").Funcs(templateFuncs()).Parse(string(b))
-			if err != nil {
-				return nil, fmt.Errorf("prompts: library: %s: %w", f, err)
-			}
-			l.tmpls[ld.Name()+"/"+name] = t
+		if err := l.add(ld.Name(), fsys, path.Join(root, ld.Name())); err != nil {
+			return nil, err
 		}
 	}
 	if len(l.tmpls) == 0 {
 		return nil, fmt.Errorf("prompts: library: no templates under %s", root)
 	}
 	return l, nil
+}
+
+// NewLaneLibrary parses every dir/<name>.tmpl in fsys as a prompt of lane
+// (a lane kit's own prompts), like NewLibrary.
+func NewLaneLibrary(lane string, fsys fs.FS, dir string) (*Library, error) {
+	l := &Library{tmpls: map[string]*template.Template{}}
+	if err := l.add(lane, fsys, dir); err != nil {
+		return nil, err
+	}
+	if len(l.tmpls) == 0 {
+		return nil, fmt.Errorf("prompts: library: no templates under %s", dir)
+	}
+	return l, nil
+}
+
+// add parses dir/*.tmpl as lane's prompts.
+func (l *Library) add(lane string, fsys fs.FS, dir string) error {
+	files, err := fs.Glob(fsys, path.Join(dir, "*.tmpl"))
+	if err != nil {
+		return fmt.Errorf("prompts: library: %w", err)
+	}
+	for _, f := range files {
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return fmt.Errorf("prompts: library: %w", err)
+		}
+		name := strings.TrimSuffix(path.Base(f), ".tmpl")
+		t, err := template.New(lane + "/" + name).Option("missingkey=error").Funcs(templateFuncs()).Parse(string(b))
+		if err != nil {
+			return fmt.Errorf("prompts: library: %s: %w", f, err)
+		}
+		l.tmpls[lane+"/"+name] = t
+	}
+	return nil
 }
 
 func templateFuncs() template.FuncMap {
@@ -166,14 +182,4 @@ func checkData(data any) error {
 		return checkData(*d)
 	}
 	return nil
-}
-
-// Render parses the embedded library and renders one prompt; callers that
-// render many prompts should keep a [Library] from [BuiltinLibrary].
-func Render(lane, name string, data any) (string, error) {
-	l, err := BuiltinLibrary()
-	if err != nil {
-		return "", err
-	}
-	return l.Render(lane, name, data)
 }

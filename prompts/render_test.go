@@ -2,117 +2,71 @@ package prompts
 
 import (
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current templates")
+// The c2x86 lane's own prompts (golden files, content, errors against the
+// real templates) are tested in tools/c2x86/prompts_test.go.
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test ./prompts -run TestGolden -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s (rerun with -update if intended):\n--- got ---\n%s", name, p, got)
+// testTemplates is a small lane prompt folder, shaped like a lane kit's.
+func testTemplates() fstest.MapFS {
+	return fstest.MapFS{
+		"prompts/system.tmpl": file("You translate.{{if .Tools}} Tools: {{join \", \" .Tools}}.{{end}}"),
+		"prompts/user.tmpl":   file("Translate `{{.Function}}`:\n```c\n{{trim .Source}}\n```\n"),
+		"prompts/repair.tmpl": file("{{if .Class}}[{{.Class}}] {{end}}{{truncate 40 .Diagnostic}}"),
+		"prompts/notes.txt":   file("ignored"),
 	}
 }
 
-func TestGoldenC2X86(t *testing.T) {
+func TestNewLaneLibrary(t *testing.T) {
 	t.Parallel()
-	lib, err := BuiltinLibrary()
+	lib, err := NewLaneLibrary(testLane, testTemplates(), "prompts")
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, err := LoadBuiltinCorpus(LaneC2X86)
-	if err != nil {
-		t.Fatal(err)
+	if got, want := strings.Join(lib.Prompts(), ","), "testlane/repair,testlane/system,testlane/user"; got != want {
+		t.Errorf("Prompts = %s, want %s", got, want)
 	}
-	var seed CorpusItem
-	for _, it := range items {
-		if it.ID == "flt_001_cost_split" {
-			seed = it
-		}
+	if !lib.Has(testLane, PromptRepair) || lib.Has(testLane, "notes") || lib.Has("other", PromptRepair) {
+		t.Error("Has")
 	}
-	if seed.ID == "" {
-		t.Fatal("flt_001_cost_split missing from corpus")
+	sys, err := lib.Render(testLane, PromptSystem, nil)
+	if err != nil || sys != "You translate." {
+		t.Errorf("system = %q, %v", sys, err)
 	}
-	longDiag := "answer.s:12: Error: no such instruction: `movz %al,%eax'\n" + strings.Repeat("x", 5000)
-	tests := []struct {
-		name  string
-		which string
-		data  any
-	}{
-		{"c2x86_system", PromptSystem, nil},
-		{"c2x86_system_tools", PromptSystem, SystemData{Tools: []string{"assemble", "run_tests"}}},
-		{"c2x86_user", PromptUser, UserData{Function: seed.Function, Source: seed.Files["function.c"]}},
-		{"c2x86_repair_wrong_output", PromptRepair, RepairData{Class: "wrong_output",
-			Diagnostic: "output differs at line 1:\n  want: 1568\n  got:  0"}},
-		{"c2x86_repair_assemble_error", PromptRepair, &RepairData{Class: "assemble_error", Diagnostic: longDiag}},
-		{"c2x86_repair_no_answer", PromptRepair, RepairData{Class: "no_answer"}},
-		{"c2x86_repair_other", PromptRepair, RepairData{Class: "internal_error", Diagnostic: "disk full"}},
+	sys, err = lib.Render(testLane, PromptSystem, SystemData{Tools: []string{"assemble", "run_tests"}})
+	if err != nil || sys != "You translate. Tools: assemble, run_tests." {
+		t.Errorf("system with tools = %q, %v", sys, err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := lib.Render(LaneC2X86, tt.which, tt.data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden(t, tt.name, got)
-		})
+	user, err := lib.Render(testLane, PromptUser, &UserData{Function: "f", Source: "int f(void) { return 1; }\n\n"})
+	if err != nil || user != "Translate `f`:\n```c\nint f(void) { return 1; }\n```\n" {
+		t.Errorf("user = %q, %v", user, err)
 	}
-}
+	rep, err := lib.Render(testLane, PromptRepair, RepairData{Class: "wrong_output", Diagnostic: strings.Repeat("x", 50)})
+	if want := "[wrong_output] " + strings.Repeat("x", 40) + "\n[... 10 more bytes cut]"; err != nil || rep != want {
+		t.Errorf("repair = %q, %v; want %q", rep, err, want)
+	}
 
-// TestSystemPromptContent pins the seed paper's requirements, independent
-// of wording changes that the golden files would also catch.
-func TestSystemPromptContent(t *testing.T) {
-	t.Parallel()
-	got, err := Render(LaneC2X86, PromptSystem, nil)
-	if err != nil {
-		t.Fatal(err)
+	m := testTemplates()
+	m["prompts/repair.tmpl"] = file("{{if .Class}")
+	if _, err := NewLaneLibrary(testLane, m, "prompts"); err == nil || !strings.Contains(err.Error(), "prompts/repair.tmpl") {
+		t.Errorf("parse error: %v", err)
 	}
-	for _, want := range []string{"AT&T", "System V AMD64", "-fno-jump-tables", "```asm", ".double 0.1",
-		".double 1.0/3.0", ".float 6.0", "IEEE-754"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("system prompt lacks %q", want)
-		}
+	if _, err := NewLaneLibrary(testLane, fstest.MapFS{"prompts/x.txt": file("")}, "prompts"); err == nil {
+		t.Error("empty library accepted")
 	}
-	if strings.Contains(got, "Tools") {
-		t.Error("system prompt without tools mentions tools")
-	}
-	user, err := Render(LaneC2X86, PromptUser, UserData{Function: "f", Source: "int f(void) { return 1; }\n\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(user, "```c\nint f(void) { return 1; }\n```") || !strings.Contains(user, "`f`") {
-		t.Errorf("user prompt:\n%s", user)
+	if _, err := NewLaneLibrary(testLane, testTemplates(), "missing"); err == nil {
+		t.Error("missing folder accepted")
 	}
 }
 
 func TestRenderErrors(t *testing.T) {
 	t.Parallel()
-	lib, err := BuiltinLibrary()
+	lib, err := NewLaneLibrary(testLane, testTemplates(), "prompts")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !lib.Has(LaneC2X86, PromptRepair) || lib.Has(LaneC2X86, "nope") {
-		t.Error("Has")
-	}
-	if got := lib.Prompts(); len(got) < 3 || got[0] != "c2x86/repair" {
-		t.Errorf("Prompts = %v", got)
 	}
 	tests := []struct {
 		name, lane, which string
@@ -121,11 +75,14 @@ func TestRenderErrors(t *testing.T) {
 		wantText          string
 	}{
 		{"unknown lane", "cuda-synth", PromptUser, UserData{Function: "f", Source: "x"}, ErrUnknownPrompt, "cuda-synth/user"},
-		{"unknown prompt", LaneC2X86, "resynth", nil, ErrUnknownPrompt, "c2x86/resynth"},
-		{"user without source", LaneC2X86, PromptUser, UserData{Function: "f"}, nil, "needs Function and Source"},
-		{"nil user pointer", LaneC2X86, PromptUser, (*UserData)(nil), nil, "nil user data"},
-		{"empty repair", LaneC2X86, PromptRepair, RepairData{}, nil, "needs a Diagnostic or a Class"},
-		{"wrong data type", LaneC2X86, PromptUser, map[string]string{"Function": "f"}, nil, "Source"},
+		{"unknown prompt", testLane, "resynth", nil, ErrUnknownPrompt, "testlane/resynth"},
+		{"user without source", testLane, PromptUser, UserData{Function: "f"}, nil, "needs Function and Source"},
+		{"user blank source", testLane, PromptUser, UserData{Function: "f", Source: " \n"}, nil, "needs Function and Source"},
+		{"user without function", testLane, PromptUser, UserData{Source: "x"}, nil, "needs Function and Source"},
+		{"nil user pointer", testLane, PromptUser, (*UserData)(nil), nil, "nil user data"},
+		{"empty repair", testLane, PromptRepair, RepairData{}, nil, "needs a Diagnostic or a Class"},
+		{"nil repair pointer", testLane, PromptRepair, (*RepairData)(nil), nil, "nil repair data"},
+		{"wrong data type", testLane, PromptUser, map[string]string{"Function": "f"}, nil, "Source"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,7 +113,7 @@ func TestNewLibraryFromFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := lib.Render(LaneC2X86, PromptUser, UserData{Function: "f", Source: "héllo world"})
+	got, err := lib.Render("c2x86", PromptUser, UserData{Function: "f", Source: "héllo world"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -124,4 +125,42 @@ func ItemWeight(it CorpusItem, weights map[string]float64) float64 {
 		}
 	}
 	return best
+}
+
+// Resample draws n items with replacement by systematic resampling over
+// the items' weights (ItemWeight): each item appears floor or ceil of
+// n*w/W times; the result is shuffled. Deterministic for a seed. Items
+// with weight 0 (or NaN, Inf, negative) are never drawn; nil when every
+// weight is 0 or n <= 0.
+func Resample(items []CorpusItem, n int, seed int64, weights map[string]float64) []CorpusItem {
+	sorted := slices.Clone(items)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	ws := make([]float64, len(sorted))
+	total := 0.0
+	for i, it := range sorted {
+		w := ItemWeight(it, weights)
+		if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+			w = 0
+		}
+		ws[i] = w
+		total += w
+	}
+	if n <= 0 || total <= 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x6b696c6e2d726566)) // "kiln-ref"
+	step := total / float64(n)
+	pos := rng.Float64() * step
+	out := make([]CorpusItem, 0, n)
+	cum, i := 0.0, 0
+	for k := 0; k < n; k++ {
+		target := pos + float64(k)*step
+		for i < len(sorted)-1 && (ws[i] == 0 || cum+ws[i] <= target) {
+			cum += ws[i]
+			i++
+		}
+		out = append(out, sorted[i])
+	}
+	rng.Shuffle(len(out), func(a, b int) { out[a], out[b] = out[b], out[a] })
+	return out
 }

@@ -13,12 +13,12 @@ type cSource struct {
 	code    string
 	strs    int // string literals seen
 	chars   int // character literals seen
-	funcs   []cFunc
+	funcs   []CFunc
 	funcsOK bool
 }
 
-// cFunc is one function definition found at file scope.
-type cFunc struct {
+// CFunc is one function definition found at file scope.
+type CFunc struct {
 	Name   string
 	Prefix string // declaration text before the name (return type, qualifiers)
 	Params string // text between the parentheses
@@ -170,7 +170,7 @@ var cKeywords = map[string]bool{
 
 // functions returns the function definitions at file scope (inside
 // extern "C" and namespace blocks too).
-func (s *cSource) functions() []cFunc {
+func (s *cSource) functions() []CFunc {
 	if s.funcsOK {
 		return s.funcs
 	}
@@ -199,7 +199,7 @@ func (s *cSource) functions() []cFunc {
 					if m := identBeforeRE.FindStringSubmatchIndex(code[stmtStart:openAt]); m != nil {
 						name := code[stmtStart+m[2] : stmtStart+m[3]]
 						if !cKeywords[name] {
-							s.funcs = append(s.funcs, cFunc{
+							s.funcs = append(s.funcs, CFunc{
 								Name:   name,
 								Prefix: strings.TrimSpace(code[stmtStart : stmtStart+m[2]]),
 								Params: code[openAt+1 : closeAt],
@@ -293,7 +293,7 @@ func calledNames(code string) map[string]bool {
 
 // callGraphHasCycle reports whether some function defined in funcs calls
 // itself, directly or through other functions defined there.
-func callGraphHasCycle(funcs []cFunc) bool {
+func callGraphHasCycle(funcs []CFunc) bool {
 	idx := map[string]int{}
 	for i, f := range funcs {
 		idx[f.Name] = i

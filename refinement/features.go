@@ -1,11 +1,9 @@
 package refinement
 
 import (
-	"path"
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/kiln-dev/kiln/runs"
 )
@@ -57,6 +55,25 @@ func (s *Source) Functions() []string {
 // SwitchCaseCounts returns the case-label count of every switch.
 func (s *Source) SwitchCaseCounts() []int { return switchCaseCounts(s.src.code) }
 
+// ParseSource prepares C, C++ or CUDA source as feature rules see it:
+// comments blanked, string and character literals emptied, #include lines
+// blanked.
+func ParseSource(src string) *Source { return &Source{src: lexC(src, false)} }
+
+// Defs returns the function definitions at file scope.
+func (s *Source) Defs() []CFunc { return s.src.functions() }
+
+// Calls returns the names the code calls (not member calls a.f(), p->f()).
+func (s *Source) Calls() map[string]bool { return calledNames(s.src.code) }
+
+// Recursive reports whether a function defined here calls itself,
+// directly or through others.
+func (s *Source) Recursive() bool { return callGraphHasCycle(s.src.functions()) }
+
+// MatchClose returns the index of the bracket closing the one at open in
+// code, or -1.
+func MatchClose(code string, open int) int { return matchClose(code, open) }
+
 type compiledFeature struct {
 	FeatureRule
 	re *regexp.Regexp
@@ -104,31 +121,6 @@ func NewFeaturizer(tables ...FeatureTable) (*Featurizer, error) {
 type tableError struct{ lane, msg string }
 
 func (e *tableError) Error() string { return "refinement: table " + e.lane + ": " + e.msg }
-
-// BuiltinFeatureTables returns the built-in tables (fresh copies).
-func BuiltinFeatureTables() []FeatureTable {
-	return []FeatureTable{
-		{Lane: LaneC2X86, Files: c2x86SourceFile, Rules: cFeatureRules()},
-		{Lane: LaneCUDASynth, Files: cudaTaskFile, AnswerAs: "answer.cu", Rules: cudaFeatureRules()},
-	}
-}
-
-var builtinFeaturizer = sync.OnceValue(func() *Featurizer {
-	f, err := NewFeaturizer(BuiltinFeatureTables()...)
-	if err != nil {
-		panic("refinement: built-in feature tables: " + err.Error()) // tables are tested
-	}
-	return f
-})
-
-// DefaultFeaturizer returns the featurizer of the built-in tables.
-func DefaultFeaturizer() *Featurizer { return builtinFeaturizer() }
-
-// Features returns the sorted construct features of a task's files with
-// the built-in tables; nil for a lane without a table.
-func Features(lane string, files map[string]string) []string {
-	return builtinFeaturizer().Features(lane, files)
-}
 
 // Features returns the sorted features found in the lane's files.
 func (f *Featurizer) Features(lane string, files map[string]string) []string {
@@ -224,24 +216,4 @@ func dedupSorted(s []string) []string {
 		}
 	}
 	return out
-}
-
-// c2x86SourceFile: the function under test and its headers, not the
-// driver (whose printf loops would make every task a loop task).
-func c2x86SourceFile(name string) bool {
-	return name == "function.c" || strings.HasSuffix(name, ".h")
-}
-
-// cudaTaskFile: every CUDA, C and C++ source of the task but a
-// synthesised task's reference program (the model's answer is what a
-// cuda-synth task's features are read from, in every round alike).
-func cudaTaskFile(name string) bool { return name != ReferenceFile && cudaSourceFile(name) }
-
-// cudaSourceFile: every CUDA, C and C++ source.
-func cudaSourceFile(name string) bool {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp":
-		return true
-	}
-	return false
 }

@@ -18,19 +18,19 @@ type KeyFunc func(r runs.Result) []string
 func ByCategory(r runs.Result) []string { return r.Task.Categories }
 
 // ByFeature groups by the construct features of the task's source (see
-// Featurizer.FeaturesOf); a nil f uses the built-in tables.
+// Featurizer.FeaturesOf); a nil f has no features (stored ones count).
 func ByFeature(f *Featurizer) KeyFunc {
 	if f == nil {
-		f = DefaultFeaturizer()
+		f = Generic().Features
 	}
 	return f.FeaturesOf
 }
 
 // ByLabel groups by fine failure label (LabelPass for passes); a nil t
-// uses the built-in tables.
+// uses the generic table.
 func ByLabel(t *Taxonomy) KeyFunc {
 	if t == nil {
-		t = DefaultTaxonomy()
+		t = Generic().Taxonomy
 	}
 	return func(r runs.Result) []string { return []string{t.ClassifyResult(r).Key()} }
 }

@@ -13,9 +13,10 @@ import (
 )
 
 // Labeler computes the labels stored with a verdict. The zero value uses
-// the built-in tables. It is safe for concurrent use.
+// the generic tables (no lane's own); Lanes.Labeler gives the lanes'. It
+// is safe for concurrent use.
 type Labeler struct {
-	// Taxonomy and Featurizer default to the built-in tables.
+	// Taxonomy and Featurizer default to the generic tables.
 	Taxonomy   *Taxonomy
 	Featurizer *Featurizer
 }
@@ -29,10 +30,10 @@ type Labeler struct {
 func (l Labeler) Labels(r runs.Result, domain string) runs.VerdictLabels {
 	tax, feat := l.Taxonomy, l.Featurizer
 	if tax == nil {
-		tax = DefaultTaxonomy()
+		tax = Generic().Taxonomy
 	}
 	if feat == nil {
-		feat = DefaultFeaturizer()
+		feat = Generic().Features
 	}
 	lab := tax.classify(r.Task, r.Verdict, r.Attempt.Answer)
 	out := runs.VerdictLabels{
@@ -51,11 +52,6 @@ func (l Labeler) Labels(r runs.Result, domain string) runs.VerdictLabels {
 		out.Categories = []string{}
 	}
 	return out
-}
-
-// LabelsOf computes r's labels with the built-in tables.
-func LabelsOf(r runs.Result, domain string) runs.VerdictLabels {
-	return Labeler{}.Labels(r, domain)
 }
 
 // StoredLabel returns the fine label stored with v, and false when v has

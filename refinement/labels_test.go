@@ -1,78 +1,36 @@
 package refinement
 
 import (
-	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/kiln-dev/kiln/runs"
 )
 
-func TestLabelsComputed(t *testing.T) {
-	t.Parallel()
-	// c2x86: the fine label of the diagnostic, features of function.c.
-	r := synthResult(0, 1, srcSwitch, false, ClassAssembleError, diagMnemonic, "switch_many")
-	got := LabelsOf(r, "")
-	want := runs.VerdictLabels{Class: ClassAssembleError, DiagnosticKind: "asm.mnemonic",
-		Evidence: "answer.s:3: Error: no such instruction: `mulsss -16(%rbp),%xmm0'",
-		Features: Features(LaneC2X86, r.Task.Files), Categories: []string{"switch_many"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("c2x86 labels:\n got %+v\nwant %+v", got, want)
-	}
-	if !slices.Contains(got.Features, "switch_many") {
-		t.Errorf("features %v lack switch_many", got.Features)
-	}
-
-	// A pass, no categories, no features: empty lists, not nil.
-	p := synthResult(0, 2, "int f(void) { return 1; }", true, "", "")
-	got = LabelsOf(p, "")
-	if got.DiagnosticKind != LabelPass || got.Features == nil || got.Categories == nil || len(got.Features)+len(got.Categories) != 0 {
-		t.Errorf("pass labels %+v", got)
-	}
-
-	// cuda-synth: features of the answer, not of the reference program;
-	// suspicion of a program without a kernel; the caller's domain.
-	cr := runs.Result{
-		Task: runs.Task{Lane: LaneCUDASynth, Categories: []string{"simulation"}, Prompt: "Simulate cloth.",
-			Files: map[string]string{ReferenceFile: refHistogram}},
-		Attempt: runs.Attempt{Answer: "```cuda\n#include <cstdio>\nint main() { printf(\"42\\n\"); }\n```"},
-		Verdict: runs.Verdict{Class: ClassCompileError, Stage: "ptx", Diagnostic: "the program defines no kernel: the PTX has no .entry"},
-	}
-	got = LabelsOf(cr, "simulation")
-	if got.DiagnosticKind != "compile.no_kernel" || got.Suspicion == "" || got.Domain != "simulation" ||
-		slices.Contains(got.Features, "atomics") || !slices.Equal(got.Categories, []string{"simulation"}) {
-		t.Errorf("cuda labels %+v", got)
-	}
-	cr.Attempt.Answer = "```cuda\n" + refHistogram + "```"
-	if f := LabelsOf(cr, "").Features; !slices.Contains(f, "atomics") || !slices.Contains(f, "shared_memory") {
-		t.Errorf("cuda features of the answer: %v", f)
-	}
-}
-
 // TestStoredLabelsWin: ClassifyResult, FeaturesOf and the statistics read
 // stored labels; results without them are computed.
 func TestStoredLabelsWin(t *testing.T) {
 	t.Parallel()
 	r := synthResult(0, 1, srcSwitch, false, ClassWrongOutput, diagNumeric, "switch_many")
-	computed := DefaultTaxonomy().ClassifyResult(r)
+	computed := toyLanes.Taxonomy.ClassifyResult(r)
 	if computed.Name != "wrong.numeric" {
 		t.Fatalf("computed label %+v", computed)
 	}
 	// Labels as an older table would have stored them.
 	r.Verdict.Labels = &runs.VerdictLabels{Class: ClassWrongOutput, DiagnosticKind: "wrong.value", Evidence: "line 1",
 		Features: []string{"goto"}, Categories: []string{"switch_many"}, Domain: "general compute"}
-	if l := DefaultTaxonomy().ClassifyResult(r); l.Name != "wrong.value" || l.Evidence != "line 1" || l.Class != ClassWrongOutput {
+	if l := toyLanes.Taxonomy.ClassifyResult(r); l.Name != "wrong.value" || l.Evidence != "line 1" || l.Class != ClassWrongOutput {
 		t.Errorf("stored label not used: %+v", l)
 	}
-	if f := DefaultFeaturizer().FeaturesOf(r); !slices.Equal(f, []string{"goto"}) {
+	if f := toyLanes.Features.FeaturesOf(r); !slices.Equal(f, []string{"goto"}) {
 		t.Errorf("stored features not used: %v", f)
 	}
 	// Labeler computes afresh.
-	if l := LabelsOf(r, ""); l.DiagnosticKind != "wrong.numeric" || slices.Contains(l.Features, "goto") {
+	if l := toyLanes.Labeler().Labels(r, ""); l.DiagnosticKind != "wrong.numeric" || slices.Contains(l.Features, "goto") {
 		t.Errorf("Labeler used stored labels: %+v", l)
 	}
 	old := synthResult(0, 2, srcLoop, false, ClassWrongOutput, diagNumeric, "loop")
-	stats := StatsBy([]runs.Result{r, old}, ByFeature(nil), GroupOptions{Taxonomy: DefaultTaxonomy()})
+	stats := StatsBy([]runs.Result{r, old}, ByFeature(toyLanes.Features), GroupOptions{Taxonomy: toyLanes.Taxonomy})
 	byName := map[string]CategoryStats{}
 	for _, s := range stats {
 		byName[s.Category] = s
@@ -82,7 +40,7 @@ func TestStoredLabelsWin(t *testing.T) {
 		t.Errorf("stats by feature: %+v", stats)
 	}
 	// Examples of a feature category use the stored features too.
-	if ex := ExamplesFor([]runs.Result{r, old}, "goto", ExampleOptions{}); len(ex) != 1 || ex[0].Label != "wrong.value" {
+	if ex := ExamplesFor([]runs.Result{r, old}, "goto", ExampleOptions{Lanes: toyLanes}); len(ex) != 1 || ex[0].Label != "wrong.value" {
 		t.Errorf("examples for goto: %+v", ex)
 	}
 }
@@ -97,7 +55,7 @@ func TestReportDomains(t *testing.T) {
 		}
 		r.Task.Meta["domain"] = domain
 		if stored {
-			l := LabelsOf(r, domain)
+			l := toyLanes.Labeler().Labels(r, domain)
 			r.Verdict.Labels = &l
 		}
 		rs = append(rs, r)
@@ -107,7 +65,7 @@ func TestReportDomains(t *testing.T) {
 	add(0, true, "graph", true)
 	add(1, true, "simulation", true)
 	add(1, false, "", true)
-	rep := BuildReport(ReportInput{Lane: LaneC2X86, Results: rs,
+	rep := BuildReport(ReportInput{Lane: toyLane, Results: rs, Lanes: toyLanes,
 		DomainOf: func(r runs.Result) string { return r.Task.Meta["domain"] }})
 	if len(rep.Rounds) != 2 {
 		t.Fatalf("%d rounds", len(rep.Rounds))
@@ -120,7 +78,7 @@ func TestReportDomains(t *testing.T) {
 	if len(d1) != 1 || d1[0].Category != "simulation" || d1[0].Before == nil || d1[0].Before.Total != 2 || *d1[0].Lift != 1 {
 		t.Errorf("round 1 domains %+v", d1)
 	}
-	if rep := BuildReport(ReportInput{Lane: LaneC2X86, Results: rs[1:2]}); rep.Rounds[0].Domains != nil {
+	if rep := BuildReport(ReportInput{Lane: toyLane, Results: rs[1:2], Lanes: toyLanes}); rep.Rounds[0].Domains != nil {
 		t.Errorf("domains without any domain: %+v", rep.Rounds[0].Domains)
 	}
 }

@@ -256,9 +256,9 @@ func matchExitOnly(diag string) (string, bool) {
 
 var nonZeroExitRE = regexp.MustCompile(`(?m)program exit status -?[1-9]\d*`)
 
-// matchExitStatus: a program that exited with a non-zero status (lanes
+// MatchExitStatus: a program that exited with a non-zero status (lanes
 // that count that as a crash).
-func matchExitStatus(diag string) (string, bool) {
+func MatchExitStatus(diag string) (string, bool) {
 	if m := nonZeroExitRE.FindString(diag); m != "" {
 		return m, true
 	}

@@ -85,9 +85,8 @@ type ReportInput struct {
 	Results []runs.Result
 	// Chosen holds, per round, the choices made from that round's results.
 	Chosen map[int][]Choice
-	// Taxonomy and Featurizer default to the built-in tables.
-	Taxonomy   *Taxonomy
-	Featurizer *Featurizer
+	// Lanes holds the lanes' tables (nil: the generic ones).
+	Lanes *Lanes
 	// NoFeatures leaves per-feature figures out.
 	NoFeatures bool
 	// DomainOf gives the domain of a result whose verdict has no stored
@@ -97,14 +96,8 @@ type ReportInput struct {
 
 // BuildReport computes the per-round report of in.Results.
 func BuildReport(in ReportInput) Report {
-	tax := in.Taxonomy
-	if tax == nil {
-		tax = DefaultTaxonomy()
-	}
-	feat := in.Featurizer
-	if feat == nil {
-		feat = DefaultFeaturizer()
-	}
+	lanes := in.Lanes.orGeneric()
+	tax, feat := lanes.Taxonomy, lanes.Features
 	opt := GroupOptions{Taxonomy: tax}
 	byCat := StatsByRound(in.Results, ByCategory, opt)
 	var byFeat []RoundStats

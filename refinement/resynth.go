@@ -2,29 +2,16 @@ package refinement
 
 import (
 	"bytes"
-	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/kiln-dev/kiln/runs"
 )
-
-// The resynthesis prompt templates live here rather than in package
-// prompts (which the design gives "repair and resynthesis prompts"): they
-// are rendered from refinement's own types (examples with fine labels),
-// and prompts was being reworked when they were written. Moving them is a
-// file move plus a different fs.FS passed to NewPromptBook.
-//
-//go:embed data
-var dataFS embed.FS
 
 // ErrNoSynthLane means there are no resynthesis templates for a lane.
 var ErrNoSynthLane = errors.New("refinement: no resynthesis templates for lane")
@@ -58,11 +45,10 @@ type ExampleOptions struct {
 	// MaxAnswerChars, MaxSourceChars and MaxDiagnosticChars shorten the
 	// texts (defaults 3000, 4000, 1500).
 	MaxAnswerChars, MaxSourceChars, MaxDiagnosticChars int
-	// Taxonomy labels the failures (nil: the built-in tables).
-	Taxonomy *Taxonomy
-	// Featurizer decides feature membership for categories that are
-	// features rather than task categories (nil: the built-in tables).
-	Featurizer *Featurizer
+	// Lanes labels the failures, decides feature membership for
+	// categories that are features rather than task categories, and says
+	// which task files are shown (nil: the generic tables, no files).
+	Lanes *Lanes
 }
 
 func (o ExampleOptions) withDefaults() ExampleOptions {
@@ -78,12 +64,7 @@ func (o ExampleOptions) withDefaults() ExampleOptions {
 	if o.MaxDiagnosticChars <= 0 {
 		o.MaxDiagnosticChars = 1500
 	}
-	if o.Taxonomy == nil {
-		o.Taxonomy = DefaultTaxonomy()
-	}
-	if o.Featurizer == nil {
-		o.Featurizer = DefaultFeaturizer()
-	}
+	o.Lanes = o.Lanes.orGeneric()
 	return o
 }
 
@@ -103,10 +84,10 @@ func ExamplesFor(results []runs.Result, category string, opt ExampleOptions) []E
 		if r.Verdict.Pass || r.Verdict.Class == ClassModelError || r.Verdict.Class == ClassInternal {
 			continue
 		}
-		if !hasString(r.Task.Categories, category) && !hasString(opt.Featurizer.FeaturesOf(r), category) {
+		if !hasString(r.Task.Categories, category) && !hasString(opt.Lanes.Features.FeaturesOf(r), category) {
 			continue
 		}
-		l := opt.Taxonomy.ClassifyResult(r)
+		l := opt.Lanes.Taxonomy.ClassifyResult(r)
 		byLabel[l.Key()] = append(byLabel[l.Key()], r)
 		labels[r.Task.ID+"\x00"+r.Task.Key] = l
 	}
@@ -136,7 +117,7 @@ func ExamplesFor(results []runs.Result, category string, opt ExampleOptions) []E
 				for len(out) < opt.Max && next[k] < len(rs) {
 					r := rs[next[k]]
 					next[k]++
-					th := TaskHash(r.Task)
+					th := opt.Lanes.TaskHash(r.Task)
 					pair := th + "\x00" + r.Attempt.Answer + "\x00" + r.Verdict.Diagnostic
 					if shownPair[pair] || (pass == 0 && shownTask[th]) {
 						continue
@@ -162,33 +143,23 @@ func makeExample(r runs.Result, l Label, opt ExampleOptions) Example {
 		Label:      l.Key(),
 		Diagnostic: shorten(r.Verdict.Diagnostic, opt.MaxDiagnosticChars),
 	}
-	doc := opt.Taxonomy.Labels(r.Task.Lane)
+	doc := opt.Lanes.Taxonomy.Labels(r.Task.Lane)
 	e.LabelDoc = doc[l.Name]
 	if l.Suspicion != "" {
 		e.LabelDoc = l.Suspicion
 	}
 	for name, src := range r.Task.Files {
-		if exampleFile(r.Task.Lane, name) {
+		if opt.Lanes.exampleFile(r.Task.Lane, name) {
 			if e.Files == nil {
 				e.Files = map[string]string{}
 			}
 			e.Files[name] = shorten(src, opt.MaxSourceChars)
 		}
 	}
-	if len(e.Files) > 0 && r.Task.Lane == LaneC2X86 {
+	if len(e.Files) > 0 && opt.Lanes.filesOnly(r.Task.Lane) {
 		e.Prompt = "" // the files say it all
 	}
 	return e
-}
-
-// exampleFile reports whether a task file is shown in an example.
-func exampleFile(lane, name string) bool {
-	switch lane {
-	case LaneC2X86:
-		return name == "function.c" || name == "driver.c" || strings.HasSuffix(name, ".h")
-	default:
-		return cudaTaskFile(name)
-	}
 }
 
 func hasString(list []string, s string) bool {
@@ -220,8 +191,8 @@ func shorten(s string, n int) string {
 type SynthRequest struct {
 	Lane     string
 	Category string
-	// Description says what the category means; "" takes the built-in
-	// description (data/categories.json, else the feature's doc).
+	// Description says what the category means; "" takes the lane's
+	// description (SynthFormat.Categories, else the feature's doc).
 	Description string
 	// K is how many new tasks to ask for (DefaultK when <= 0).
 	K        int
@@ -244,52 +215,31 @@ type PromptBook struct {
 	features     *Featurizer
 }
 
-// NewPromptBook loads templates from fsys: <lane>/synth_system.tmpl and
-// <lane>/synth_user.tmpl per lane, and an optional categories.json
-// ({"lane": {"category": "description"}}).
-func NewPromptBook(fsys fs.FS) (*PromptBook, error) {
-	b := &PromptBook{lanes: map[string]*template.Template{}, descriptions: map[string]map[string]string{}, features: DefaultFeaturizer()}
-	if raw, err := fs.ReadFile(fsys, "categories.json"); err == nil {
-		if err := json.Unmarshal(raw, &b.descriptions); err != nil {
-			return nil, fmt.Errorf("refinement prompts: categories.json: %w", err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("refinement prompts: %w", err)
-	}
-	entries, err := fs.ReadDir(fsys, ".")
-	if err != nil {
-		return nil, fmt.Errorf("refinement prompts: %w", err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
+// newPromptBook parses the lanes' resynthesis templates.
+func newPromptBook(rs []LaneRules, features *Featurizer) (*PromptBook, error) {
+	b := &PromptBook{lanes: map[string]*template.Template{}, descriptions: map[string]map[string]string{}, features: features}
+	for _, r := range rs {
+		if r.Synth == nil {
 			continue
 		}
-		lane := e.Name()
-		t := template.New(lane).Funcs(templateFuncs()).Option("missingkey=error")
+		if r.Synth.Templates == nil {
+			return nil, fmt.Errorf("refinement prompts: lane %s: no templates", r.Lane)
+		}
+		b.descriptions[r.Lane] = r.Synth.Categories
+		t := template.New(r.Lane).Funcs(templateFuncs()).Option("missingkey=error")
 		for _, name := range []string{"synth_system.tmpl", "synth_user.tmpl"} {
-			raw, err := fs.ReadFile(fsys, path.Join(lane, name))
+			raw, err := fs.ReadFile(r.Synth.Templates, name)
 			if err != nil {
-				return nil, fmt.Errorf("refinement prompts: %w", err)
+				return nil, fmt.Errorf("refinement prompts: lane %s: %w", r.Lane, err)
 			}
 			if _, err := t.New(name).Parse(string(raw)); err != nil {
-				return nil, fmt.Errorf("refinement prompts: %s/%s: %w", lane, name, err)
+				return nil, fmt.Errorf("refinement prompts: %s/%s: %w", r.Lane, name, err)
 			}
 		}
-		b.lanes[lane] = t
+		b.lanes[r.Lane] = t
 	}
 	return b, nil
 }
-
-var builtinBook = sync.OnceValues(func() (*PromptBook, error) {
-	sub, err := fs.Sub(dataFS, "data")
-	if err != nil {
-		return nil, err
-	}
-	return NewPromptBook(sub)
-})
-
-// DefaultPromptBook returns the book of the embedded templates.
-func DefaultPromptBook() (*PromptBook, error) { return builtinBook() }
 
 // Lanes returns the lanes the book has templates for, sorted.
 func (b *PromptBook) Lanes() []string {
@@ -337,15 +287,6 @@ func (b *PromptBook) Build(req SynthRequest) (SynthPrompt, error) {
 		return SynthPrompt{}, fmt.Errorf("refinement prompts: %w", err)
 	}
 	return SynthPrompt{System: strings.TrimSpace(sys.String()), User: strings.TrimSpace(user.String())}, nil
-}
-
-// BuildSynthPrompt renders req with the embedded templates.
-func BuildSynthPrompt(req SynthRequest) (SynthPrompt, error) {
-	b, err := DefaultPromptBook()
-	if err != nil {
-		return SynthPrompt{}, err
-	}
-	return b.Build(req)
 }
 
 func templateFuncs() template.FuncMap {

@@ -25,6 +25,12 @@ func (f ValidatorFunc) Validate(ctx context.Context, c Candidate) error { return
 
 var _ Validator = ValidatorFunc(nil)
 
+// ErrValidatorBroken marks a validation that could not run (sandbox or
+// toolchain failure), not a bad candidate: a Validator wraps it, and the
+// engine then stops the round's transition instead of rejecting the
+// candidate (it is retried when the campaign resumes).
+var ErrValidatorBroken = errors.New("validator could not run")
+
 // Sentinel errors of Screen's rejections.
 var (
 	// ErrDuplicate: the candidate's normalised source equals an existing
@@ -49,9 +55,12 @@ type ScreenOptions struct {
 	Validator Validator
 	// Parallel bounds concurrent validations (default 1).
 	Parallel int
+	// Lanes says what identifies a task (Lanes.SourceHash); nil: every
+	// file and the prompt.
+	Lanes *Lanes
 }
 
-// Screen drops duplicates (by SourceHash, against opt.Existing and earlier
+// Screen drops duplicates (by Lanes.SourceHash, against opt.Existing and earlier
 // candidates, in order) and validates the rest with at most opt.Parallel
 // validations at a time. Accepted candidates keep their input order. When
 // ctx ends, candidates not yet validated are rejected with ctx's error and
@@ -59,7 +68,7 @@ type ScreenOptions struct {
 func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted []Candidate, rejected []Rejection, err error) {
 	seen := map[string]string{} // hash -> what it is
 	for _, t := range opt.Existing {
-		h := TaskHash(t)
+		h := opt.Lanes.orGeneric().TaskHash(t)
 		if _, ok := seen[h]; !ok {
 			seen[h] = "existing task " + t.Key
 		}
@@ -67,7 +76,7 @@ func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted
 	var fresh []Candidate
 	for _, c := range cands {
 		if c.Hash == "" {
-			c.Hash = SourceHash(c.Lane, c.Files, c.Prompt)
+			c.Hash = opt.Lanes.orGeneric().SourceHash(c.Lane, c.Files, c.Prompt)
 		}
 		if what, dup := seen[c.Hash]; dup {
 			rejected = append(rejected, Rejection{c, fmt.Errorf("%w: same normalised source as %s", ErrDuplicate, what)})

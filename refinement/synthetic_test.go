@@ -38,7 +38,7 @@ var synthStart = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func synthResult(round, n int, src string, pass bool, class, diag string, cats ...string) runs.Result {
 	return runs.Result{
-		Task: runs.Task{ID: fmt.Sprintf("t%d-%d", round, n), Key: fmt.Sprintf("r%d/item%02d", round, n), Round: round, Lane: LaneC2X86,
+		Task: runs.Task{ID: fmt.Sprintf("t%d-%d", round, n), Key: fmt.Sprintf("r%d/item%02d", round, n), Round: round, Lane: toyLane,
 			Files: map[string]string{"function.c": src, "driver.c": "int main(void) { return 0; }"}, Meta: map[string]string{"function": "f"},
 			Categories: cats},
 		Attempt: runs.Attempt{
@@ -130,7 +130,7 @@ func checkRows(t *testing.T, what string, got []CategoryStats, want map[string]w
 func TestSyntheticCampaign(t *testing.T) {
 	t.Parallel()
 	results := synthCampaign()
-	tax := DefaultTaxonomy()
+	tax := toyLanes.Taxonomy
 	rounds := StatsByRound(results, ByCategory, GroupOptions{Taxonomy: tax})
 	if len(rounds) != 2 || rounds[0].Round != 0 || rounds[1].Round != 1 {
 		t.Fatalf("rounds %+v", rounds)
@@ -158,7 +158,7 @@ func TestSyntheticCampaign(t *testing.T) {
 	}
 
 	// Features of round 0, from the sources.
-	feat := StatsByRound(results, ByFeature(nil), GroupOptions{})
+	feat := StatsByRound(results, ByFeature(toyLanes.Features), GroupOptions{})
 	checkRows(t, "features round 0", feat[0].Stats, map[string]wantRow{
 		"switch": {8, 1, 0.0224, 0.4709}, "switch_many": {8, 1, 0.0224, 0.4709},
 		"loop": {6, 5, 0.4365, 0.9699}, "loop_for": {6, 5, 0.4365, 0.9699},
@@ -209,7 +209,7 @@ func TestSyntheticCampaign(t *testing.T) {
 	}
 
 	// The report.
-	rep := BuildReport(ReportInput{Lane: LaneC2X86, Results: results, Chosen: map[int][]Choice{0: choices}})
+	rep := BuildReport(ReportInput{Lane: toyLane, Results: results, Chosen: map[int][]Choice{0: choices}, Lanes: toyLanes})
 	if len(rep.Rounds) != 2 {
 		t.Fatalf("report rounds %d", len(rep.Rounds))
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/kiln-dev/kiln/runs"
 )
@@ -161,33 +160,6 @@ func NewTaxonomy(tables ...LaneTable) (*Taxonomy, error) {
 		t.generic = cl
 	}
 	return t, nil
-}
-
-// BuiltinTables returns the built-in lane tables (fresh copies: callers
-// may edit them and pass them to NewTaxonomy).
-func BuiltinTables() []LaneTable {
-	return []LaneTable{
-		{Lane: LaneC2X86, Rules: c2x86Rules(), Suspect: suspectC2X86},
-		{Lane: LaneCUDASynth, Rules: cudaRules(), Suspect: suspectCUDA},
-	}
-}
-
-// builtinTaxonomy is built once; it is immutable afterwards.
-var builtinTaxonomy = sync.OnceValue(func() *Taxonomy {
-	t, err := NewTaxonomy(BuiltinTables()...)
-	if err != nil {
-		panic("refinement: built-in taxonomy: " + err.Error()) // tables are tested
-	}
-	return t
-})
-
-// DefaultTaxonomy returns the taxonomy of the built-in tables.
-func DefaultTaxonomy() *Taxonomy { return builtinTaxonomy() }
-
-// Classify labels a verdict of lane with the built-in tables. answer is the
-// model's answer (used by the suspicion hook; "" skips it).
-func Classify(lane string, v runs.Verdict, answer string) Label {
-	return builtinTaxonomy().Classify(lane, v, answer)
 }
 
 // Classify labels v, a verdict of lane for answer.

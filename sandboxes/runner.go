@@ -706,6 +706,10 @@ func (b *Box) Run(ctx context.Context, spec Spec) (Result, error) {
 	return b.run(ctx, spec, false)
 }
 
+// run is Run; probe makes stage 2 describe its surroundings instead of
+// exec'ing (Runner.probe). It starts the trampoline, waits for the tree to
+// end (killing it at the wall-clock limit or when ctx ends), reaps what is
+// left and makes the Result.
 func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -722,31 +726,7 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	}
 	// No environment is inherited: only these and Spec.Env.
 	env := append([]string{"PATH=" + r.cfg.Path, "HOME=" + b.dir, "TMPDIR=" + b.dir, "LC_ALL=C"}, spec.Env...)
-	is := initSpec{
-		Argv:      spec.Argv,
-		Env:       env,
-		Dir:       b.dir,
-		Rlimits:   r.rlimits(lim),
-		Subreaper: r.cloneflags&syscall.CLONE_NEWPID == 0,
-		Probe:     probe,
-		TargetUID: -1,
-		InitUID:   -1,
-		Seccomp:   r.seccomp,
-	}
-	if r.root {
-		is.TargetUID = int(b.uid)
-	}
-	if r.dropInit {
-		is.InitUID = int(r.initUID)
-	}
-	devs := append([]string(nil), viewDevices...)
-	if r.useView {
-		is.View, devs = r.buildView(b, spec.GPU)
-		is.DropCaps = r.userns
-	} else if spec.GPU {
-		devs = append(devs, gpuDevices()...)
-	}
-	is.Landlock = r.viewLandlock(b, devs, r.useView, spec.GPU)
+	is := b.trampolineSpec(spec, lim, env, probe)
 	var rc *runCgroup
 	if r.cg != nil {
 		var err error
@@ -774,102 +754,17 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	}
 	defer lifeW.Close()
 
-	var killOnce sync.Once
-	var killReason KillReason
-	var cmd *exec.Cmd
-	kill := func(why KillReason) {
-		killOnce.Do(func() {
-			killReason = why
-			if cmd != nil && cmd.Process != nil {
-				// Stage 1 is PID 1 of the box: its death takes the
-				// namespace down. Process.Kill uses a pidfd, so it cannot
-				// hit a recycled pid.
-				_ = cmd.Process.Kill()
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // belt: the process group
-			}
-		})
-	}
-	stdout := &capWriter{max: lim.Output}
-	stderr := &capWriter{max: lim.Output}
-	// started guards kill() from the output writers before Start returns.
-	started := make(chan struct{})
-	if spec.KillOnOutputCap {
-		onCap := func() {
-			go func() { <-started; kill(KillOutput) }()
-		}
-		stdout.onCap, stderr.onCap = onCap, onCap
-	}
-	cmd = &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       []string{initArg0, stageInit, string(isJSON)},
-		Env:        env,
-		Dir:        b.dir,
-		Stdout:     stdout,
-		Stderr:     stderr,
-		ExtraFiles: []*os.File{repW, lifeR},
-		// The pipes' only writers live in the box and die with stage 1,
-		// so EOF follows the exit at once; the delay only bounds a copy
-		// goroutine starved on a loaded host. When it fires, Wait closes
-		// the pipes and unread output is lost, so it is an error below
-		// (a 1 s delay lost output under load: "exit 0, empty stdout").
-		WaitDelay: 30 * time.Second,
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: r.cloneflags,
-			// A session of its own (no controlling terminal; also a process
-			// group, the kill belt below).
-			Setsid:    true,
-			Pdeathsig: syscall.SIGKILL,
-		},
-	}
-	if len(spec.Stdin) > 0 {
-		cmd.Stdin = bytes.NewReader(spec.Stdin)
-	}
-	if r.userns {
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-		if r.useView {
-			// Stage 1 keeps CAP_SYS_ADMIN (of its user namespace) across
-			// exec to build the view, then drops it.
-			cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
-		}
-	}
+	br := newBoxRun(b, spec, lim)
+	br.cmd = br.trampolineCmd(env, isJSON, repW, lifeR)
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		repW.Close()
-		lifeR.Close()
-		close(started)
-		return Result{}, fmt.Errorf("%w: %w", errStart, err)
+	repCh, waitCh, err := br.start(repR, repW, lifeR)
+	if err != nil {
+		return Result{}, err
 	}
-	repW.Close()
-	lifeR.Close()
-	close(started)
-	repCh := make(chan []byte, 1)
-	go func() {
-		data, _ := io.ReadAll(io.LimitReader(repR, 64<<10))
-		repCh <- data
-	}()
-	waitCh := make(chan error, 1)
-	go func() { waitCh <- cmd.Wait() }()
-
-	var timer <-chan time.Time
-	if lim.Wall > 0 {
-		t := time.NewTimer(lim.Wall)
-		defer t.Stop()
-		timer = t.C
-	}
-	var waitErr error
-	select {
-	case waitErr = <-waitCh:
-	case <-timer:
-		kill(KillTimeout)
-		waitErr = <-waitCh
-	case <-ctx.Done():
-		kill(KillCanceled)
-		waitErr = <-waitCh
-	}
+	waitErr := br.waitOrKill(ctx, waitCh)
 	wall := time.Since(start)
-	killOnce.Do(func() {}) // no kill from now on; killReason is stable
+	br.killOnce.Do(func() {}) // no kill from now on; killReason is stable
 	if errors.Is(waitErr, exec.ErrWaitDelay) {
 		<-repCh
 		if rc != nil {
@@ -880,7 +775,7 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	if r.cloneflags&syscall.CLONE_NEWPID == 0 {
 		// Belt without a pid namespace: nothing of this group may outlive
 		// the run (the group id stays reserved while members live).
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-br.cmd.Process.Pid, syscall.SIGKILL)
 	}
 	repData := <-repCh
 	oomKills := 0
@@ -889,16 +784,205 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 		rc.destroy() // kills anything left (no pid namespace), frees the cgroups
 	}
 
+	res, err := br.result(ctx, wall, waitErr, repData, oomKills)
+	if err != nil {
+		return res, err
+	}
+	r.log.Debug("sandbox run", "argv0", spec.Argv0(), "outcome", res.Outcome(), "desc", res.Describe(),
+		"wall", res.Wall, "cpu", res.CPU)
+	return res, nil
+}
+
+// trampolineSpec is what stage 1 is told (argv[2]) for running spec in b
+// with limits lim and environment env: identities, rlimits, view, Landlock
+// and seccomp. The caller adds the run's cgroups.
+func (b *Box) trampolineSpec(spec Spec, lim Limits, env []string, probe bool) initSpec {
+	r := b.r
+	is := initSpec{
+		Argv:      spec.Argv,
+		Env:       env,
+		Dir:       b.dir,
+		Rlimits:   r.rlimits(lim),
+		Subreaper: r.cloneflags&syscall.CLONE_NEWPID == 0,
+		Probe:     probe,
+		TargetUID: -1,
+		InitUID:   -1,
+		Seccomp:   r.seccomp,
+	}
+	if r.root {
+		is.TargetUID = int(b.uid)
+	}
+	if r.dropInit {
+		is.InitUID = int(r.initUID)
+	}
+	devs := append([]string(nil), viewDevices...)
+	if r.useView {
+		is.View, devs = r.buildView(b, spec.GPU)
+		is.DropCaps = r.userns
+	} else if spec.GPU {
+		devs = append(devs, gpuDevices()...)
+	}
+	is.Landlock = r.viewLandlock(b, devs, r.useView, spec.GPU)
+	return is
+}
+
+// boxRun is the state of one Box.run that its parts share: the trampoline
+// command, its captured output, and why (if at all) it was killed.
+type boxRun struct {
+	b    *Box
+	spec Spec
+	lim  Limits // spec.Limits with the Runner's defaults
+
+	cmd            *exec.Cmd
+	stdout, stderr *capWriter
+	// started guards kill() from the output writers before Start returns.
+	started    chan struct{}
+	killOnce   sync.Once
+	killReason KillReason
+}
+
+// newBoxRun prepares the output capture of running spec in b: each stream
+// keeps lim.Output bytes, and with Spec.KillOnOutputCap passing that cap
+// kills the tree (once the command has started).
+func newBoxRun(b *Box, spec Spec, lim Limits) *boxRun {
+	br := &boxRun{
+		b:       b,
+		spec:    spec,
+		lim:     lim,
+		stdout:  &capWriter{max: lim.Output},
+		stderr:  &capWriter{max: lim.Output},
+		started: make(chan struct{}),
+	}
+	if spec.KillOnOutputCap {
+		onCap := func() {
+			go func() { <-br.started; br.kill(KillOutput) }()
+		}
+		br.stdout.onCap, br.stderr.onCap = onCap, onCap
+	}
+	return br
+}
+
+// kill kills the run's process tree, recording why; only the first call
+// (and none after the run is over) has any effect.
+func (br *boxRun) kill(why KillReason) {
+	br.killOnce.Do(func() {
+		br.killReason = why
+		if br.cmd != nil && br.cmd.Process != nil {
+			// Stage 1 is PID 1 of the box: its death takes the
+			// namespace down. Process.Kill uses a pidfd, so it cannot
+			// hit a recycled pid.
+			_ = br.cmd.Process.Kill()
+			_ = syscall.Kill(-br.cmd.Process.Pid, syscall.SIGKILL) // belt: the process group
+		}
+	})
+}
+
+// trampolineCmd is the command that starts stage 1: this executable
+// re-executed as the trampoline, told isJSON, in the Runner's namespaces,
+// with the report pipe's write end as fd 3 and the lifeline's read end as
+// fd 4.
+func (br *boxRun) trampolineCmd(env []string, isJSON []byte, repW, lifeR *os.File) *exec.Cmd {
+	r := br.b.r
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{initArg0, stageInit, string(isJSON)},
+		Env:        env,
+		Dir:        br.b.dir,
+		Stdout:     br.stdout,
+		Stderr:     br.stderr,
+		ExtraFiles: []*os.File{repW, lifeR},
+		// The pipes' only writers live in the box and die with stage 1,
+		// so EOF follows the exit at once; the delay only bounds a copy
+		// goroutine starved on a loaded host. When it fires, Wait closes
+		// the pipes and unread output is lost, so it is an error in run
+		// (a 1 s delay lost output under load: "exit 0, empty stdout").
+		WaitDelay: 30 * time.Second,
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags: r.cloneflags,
+			// A session of its own (no controlling terminal; also a process
+			// group, the kill belt in kill and run).
+			Setsid:    true,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	if len(br.spec.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(br.spec.Stdin)
+	}
+	if r.userns {
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		if r.useView {
+			// Stage 1 keeps CAP_SYS_ADMIN (of its user namespace) across
+			// exec to build the view, then drops it.
+			cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		}
+	}
+	return cmd
+}
+
+// start starts stage 1, then (whether Start failed or not) closes this
+// side's copies of the pipe ends stage 1 inherited (repW, lifeR) and closes
+// started. It returns channels that deliver stage 1's report (read from
+// repR) and Wait's error.
+func (br *boxRun) start(repR, repW, lifeR *os.File) (<-chan []byte, <-chan error, error) {
+	if err := br.cmd.Start(); err != nil {
+		repW.Close()
+		lifeR.Close()
+		close(br.started)
+		return nil, nil, fmt.Errorf("%w: %w", errStart, err)
+	}
+	repW.Close()
+	lifeR.Close()
+	close(br.started)
+	repCh := make(chan []byte, 1)
+	go func() {
+		data, _ := io.ReadAll(io.LimitReader(repR, 64<<10))
+		repCh <- data
+	}()
+	waitCh := make(chan error, 1)
+	go func() { waitCh <- br.cmd.Wait() }()
+	return repCh, waitCh, nil
+}
+
+// waitOrKill waits for stage 1 to end (waitCh), killing the tree first when
+// the wall-clock limit passes (KillTimeout) or ctx ends (KillCanceled). It
+// returns Wait's error.
+func (br *boxRun) waitOrKill(ctx context.Context, waitCh <-chan error) error {
+	var timer <-chan time.Time
+	if br.lim.Wall > 0 {
+		t := time.NewTimer(br.lim.Wall)
+		defer t.Stop()
+		timer = t.C
+	}
+	var waitErr error
+	select {
+	case waitErr = <-waitCh:
+	case <-timer:
+		br.kill(KillTimeout)
+		waitErr = <-waitCh
+	case <-ctx.Done():
+		br.kill(KillCanceled)
+		waitErr = <-waitCh
+	}
+	return waitErr
+}
+
+// result makes the Result of the finished run from its captured output,
+// stage 1's resource usage, stage 1's report (repData, from fd 3), the kill
+// reason and the cgroup's OOM kills; it names a kill by a limit the run hit
+// itself. A failure of the trampoline, stage 1 dying without a report, and
+// a canceled run are errors (returned with the Result).
+func (br *boxRun) result(ctx context.Context, wall time.Duration, waitErr error, repData []byte, oomKills int) (Result, error) {
 	res := Result{
 		ExitCode:        -1,
 		Wall:            wall,
-		Stdout:          stdout.buf.Bytes(),
-		Stderr:          stderr.buf.Bytes(),
-		StdoutTruncated: stdout.truncated,
-		StderrTruncated: stderr.truncated,
+		Stdout:          br.stdout.buf.Bytes(),
+		Stderr:          br.stderr.buf.Bytes(),
+		StdoutTruncated: br.stdout.truncated,
+		StderrTruncated: br.stderr.truncated,
 	}
-	res.Killed = killReason
-	if ps := cmd.ProcessState; ps != nil {
+	res.Killed = br.killReason
+	if ps := br.cmd.ProcessState; ps != nil {
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
 			res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 			res.MaxRSS = ru.Maxrss * 1024
@@ -938,7 +1022,7 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 		case oomKills > 0 && res.Signal == syscall.SIGKILL:
 			res.Killed = KillMemory
 		case res.Signal == syscall.SIGXCPU,
-			res.Signal == syscall.SIGKILL && lim.CPU > 0 && res.CPU >= lim.CPU:
+			res.Signal == syscall.SIGKILL && br.lim.CPU > 0 && res.CPU >= br.lim.CPU:
 			res.Killed = KillCPU
 		case res.Signal == syscall.SIGXFSZ:
 			res.Killed = KillFileSize
@@ -947,8 +1031,6 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	if res.Killed == KillCanceled {
 		return res, fmt.Errorf("sandbox run: %w", context.Cause(ctx))
 	}
-	r.log.Debug("sandbox run", "argv0", spec.Argv0(), "outcome", res.Outcome(), "desc", res.Describe(),
-		"wall", res.Wall, "cpu", res.CPU)
 	return res, nil
 }
 

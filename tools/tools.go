@@ -7,6 +7,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -80,6 +81,14 @@ const (
 	ClassModelError    FailureClass = "model_error"    // the model call failed for good
 	ClassInternal      FailureClass = "internal_error" // our own fault (toolchain missing, disk full)
 )
+
+// ArtifactDomain is the verdict artifact in which a lane records the
+// domain of the answer's program (a label for reports).
+const ArtifactDomain = "domain"
+
+// ErrBadItem marks an item a lane cannot verify against (a missing or
+// malformed input file): the caller's input is wrong, not the answer.
+var ErrBadItem = errors.New("bad item")
 
 // Stage is one step a verifier went through.
 type Stage struct {

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/engine"
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
-	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/c2x86"
 )
 
 // BenchmarkLoop measures verified samples per hour of the whole loop (store,
@@ -62,7 +62,7 @@ func BenchmarkLoop(b *testing.B) {
 		}
 		margin = n
 	}
-	items, err := prompts.LoadBuiltinCorpus("c2x86")
+	items, err := c2x86.LoadBuiltinCorpus()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
 // TestBenchCompile runs `kiln bench compile` on two corpus programs: every
@@ -22,7 +24,7 @@ func TestBenchCompile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	var b compileBench
+	var b cudasynth.CompileBench
 	if err := json.Unmarshal([]byte(out), &b); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

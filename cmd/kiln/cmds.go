@@ -17,9 +17,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/engine"
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/sandboxes"
 )
 
@@ -501,11 +501,16 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	}
 	w := c.wiring(e, log, c.data)
 	defer w.close()
-	lane, err := w.lane(sp)
+	lane, err := w.lane(ctx, sp)
 	if err != nil {
 		return err
 	}
-	sum, err := engine.Rescore(ctx, st, camp.ID, lane, engine.RescoreOptions{Concurrency: *conc, PendingOnly: *pending},
+	reg, err := w.lanes()
+	if err != nil {
+		return err
+	}
+	sum, err := engine.Rescore(ctx, st, camp.ID, lane, engine.RescoreOptions{Concurrency: *conc, PendingOnly: *pending,
+		Labels: engine.Labels{Labeler: reg.Rules().Labeler()}},
 		w.toolchain(), w.policy(), log)
 	if err != nil {
 		return err

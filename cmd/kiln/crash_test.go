@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/tools/c2x86"
 )
 
 // TestKillAndResume runs a campaign as a child process (this test binary
@@ -45,7 +45,7 @@ func TestKillAndResume(t *testing.T) {
 		items    = 75
 		tasks    = 3 * items
 	)
-	corpus, err := prompts.LoadBuiltinCorpus("c2x86")
+	corpus, err := c2x86.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}

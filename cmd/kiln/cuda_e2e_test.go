@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
@@ -27,7 +26,7 @@ func TestCUDASynthCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: compiles 50 programs")
 	}
-	items, err := prompts.LoadBuiltinCUDACorpus()
+	items, err := cudasynth.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +70,7 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 	if len(res) != len(items) {
 		t.Fatalf("%d results for %d programs", len(res), len(items))
 	}
-	byID := map[string]prompts.CUDAItem{}
+	byID := map[string]cudasynth.CorpusItem{}
 	for _, it := range items {
 		byID[it.ID] = it
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/kiln-dev/kiln/prompts"
+	"github.com/kiln-dev/kiln/tools/cudasynth"
 	"github.com/kiln-dev/kiln/tools/hipify"
 )
 
@@ -12,7 +12,7 @@ import (
 // every program marked otherwise (never a silent pass).
 func TestCUDACorpusTranslates(t *testing.T) {
 	t.Parallel()
-	items, err := prompts.LoadBuiltinCUDACorpus()
+	items, err := cudasynth.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kiln-dev/kiln/prompts"
+	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
 // The golden campaigns pin kiln's observable behaviour per lane: the same
@@ -58,7 +58,7 @@ func TestGoldenCUDASynth(t *testing.T) {
 			t.Skipf("no %s", tool)
 		}
 	}
-	items, err := prompts.LoadBuiltinCUDACorpus()
+	items, err := cudasynth.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}

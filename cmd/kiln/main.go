@@ -13,7 +13,7 @@
 //	kiln rescore RUN          judge stored answers again with the current verifiers
 //	kiln doctor               toolchains and sandbox layers found on this host
 //	kiln selftest             hostile programs against this host's sandbox
-//	kiln verify c2x86 ...     judge one answer by hand
+//	kiln verify LANE ...      judge one answer by hand
 //
 // Every verb takes --data DIR (default $KILN_DATA, else ./kiln-data).
 package main
@@ -25,10 +25,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/tools/kit"
+	"github.com/kiln-dev/kiln/tools/lanes"
 )
 
 // exit codes
@@ -103,16 +106,30 @@ verbs:
   rescore RUN         judge stored answers again with the current verifiers
   doctor              toolchains, targets and sandbox layers found on this host (--json)
   selftest            hostile programs against this host's sandbox: all must be contained
-  verify c2x86        judge one answer: --function F.c --driver D.c --candidate C.s [--json]
-  verify cuda-synth   run the CUDA/HIP pipeline on one program: --source P.cu [--json]
-  bench compile       compile throughput: plain nvcc | xargs -P vs kiln's farm, cold and cached
-
+%s
 Run "kiln <verb> -h" for a verb's flags.
 `
 
+// usageText is usage with the lanes' verbs (kiln verify LANE, and verbs
+// of a lane's own such as bench compile).
+func usageText() string {
+	var b strings.Builder
+	for _, k := range lanes.Kits() {
+		if k.Verify != nil {
+			fmt.Fprintf(&b, "  %-18s  judge one answer: %s\n", "verify "+k.Name, k.Verify.Usage)
+		}
+	}
+	for _, k := range lanes.Kits() {
+		for _, c := range k.Commands {
+			fmt.Fprintf(&b, "  %-18s  %s\n", c.Verb, c.Summary)
+		}
+	}
+	return fmt.Sprintf(usage, b.String())
+}
+
 func run(ctx context.Context, args []string, e env) int {
 	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usage)
+		fmt.Fprint(e.stderr, usageText())
 		return exitBadInput
 	}
 	verbs := map[string]func(context.Context, []string, env) error{
@@ -127,26 +144,31 @@ func run(ctx context.Context, args []string, e env) int {
 		"doctor":   cmdDoctor,
 		"selftest": cmdSelftest,
 		"verify":   cmdVerify,
-		"bench":    cmdBench,
+	}
+	for v, f := range laneVerbs() {
+		if _, taken := verbs[v]; !taken {
+			verbs[v] = f
+		}
 	}
 	verb, ok := verbs[args[0]]
 	if !ok {
 		if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprint(e.stdout, usage)
+			fmt.Fprint(e.stdout, usageText())
 			return exitOK
 		}
-		fmt.Fprintf(e.stderr, "kiln: unknown verb %q\n\n%s", args[0], usage)
+		fmt.Fprintf(e.stderr, "kiln: unknown verb %q\n\n%s", args[0], usageText())
 		return exitBadInput
 	}
 	err := verb(ctx, args[1:], e)
 	var ue usageError
+	var kue kit.UsageError
 	var ve verdictFailed
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ve):
 		return exitFail
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &kue):
 		fmt.Fprintf(e.stderr, "kiln %s: %v\n", args[0], err)
 		return exitBadInput
 	default:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/tools/c2x86"
 )
 
 // TestMain lets the test binary act as the sandbox trampoline, and as kiln
@@ -39,7 +40,7 @@ func runKiln(t testing.TB, ctx context.Context, args ...string) (int, string, st
 // corpusItem returns the builtin c2x86 corpus item id.
 func corpusItem(t testing.TB, id string) prompts.CorpusItem {
 	t.Helper()
-	items, err := prompts.LoadBuiltinCorpus("c2x86")
+	items, err := c2x86.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}

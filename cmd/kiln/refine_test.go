@@ -19,11 +19,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/engine"
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/tools/cudasynth"
+	"github.com/kiln-dev/kiln/tools/lanes"
 )
 
 // The refinement tests run a c2x86 campaign whose solver (a script model)
@@ -598,7 +600,7 @@ func TestRefineCampaign(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("kiln refine --plan: %d %s", code, errs)
 	}
-	var plan RefinePlan
+	var plan engine.RefinePlan
 	if err := json.Unmarshal([]byte(out), &plan); err != nil {
 		t.Fatal(err)
 	}
@@ -829,7 +831,7 @@ func TestRefineCUDASynth(t *testing.T) {
 			t.Skipf("no %s", tool)
 		}
 	}
-	items, err := prompts.LoadBuiltinCUDACorpus()
+	items, err := cudasynth.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -876,7 +878,7 @@ refinement: {factor: 4, synthesizer: synth}
 	if err != nil {
 		t.Fatal(err)
 	}
-	round0, err := cudaTasks(sp)
+	round0, err := round0Tasks(sp)
 	if err != nil || len(round0) != 6 {
 		t.Fatalf("round 0 tasks: %d %v", len(round0), err)
 	}
@@ -900,7 +902,7 @@ refinement: {factor: 4, synthesizer: synth}
 	if code != 0 {
 		t.Fatalf("kiln refine --plan: %d %s", code, errs)
 	}
-	var plan RefinePlan
+	var plan engine.RefinePlan
 	if err := json.Unmarshal([]byte(out), &plan); err != nil {
 		t.Fatal(err)
 	}
@@ -991,7 +993,7 @@ refinement: {factor: 4, synthesizer: synth}
 		if synthesised != r.Verdict.Pass {
 			t.Errorf("%s: pass %v (%s: %.300s)", r.Task.Key, r.Verdict.Pass, r.Verdict.Class, r.Verdict.Diagnostic)
 		}
-		if synthesised && (r.Task.Round != 1 || r.Task.Prompt != cudaNBodyStatement || r.Task.Files[refinement.ReferenceFile] == "" ||
+		if synthesised && (r.Task.Round != 1 || r.Task.Prompt != cudaNBodyStatement || r.Task.Files[cudasynth.ReferenceFile] == "" ||
 			!slices.Equal(r.Task.Categories, []string{"simulation"})) {
 			t.Errorf("synthesised task %s: round %d prompt %q files %d categories %v", r.Task.Key, r.Task.Round, r.Task.Prompt,
 				len(r.Task.Files), r.Task.Categories)
@@ -1044,85 +1046,16 @@ refinement: {factor: 4, synthesizer: synth}
 	}
 }
 
-// TestCUDARefineConfig checks the cuda-synth refinement wiring without a
-// model or a compiler: known categories, the weighted draws of both task
-// sources, and the tasks of a synthesised candidate.
-func TestCUDARefineConfig(t *testing.T) {
-	t.Parallel()
-	parse := func(tasks string) *spec.Spec {
-		t.Helper()
-		sp, err := spec.Parse([]byte("name: c\nlane: cuda-synth\ntasks: "+tasks+"\nmodels: [{name: m, kind: openai, base_url: http://127.0.0.1:1/v1, model: x}]\nrefinement: {factor: 4}\n"),
-			"c.yaml", spec.Options{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sp
-	}
-	// Corpus: 10 items of two categories, resampled with simulation x4.
-	rf, err := refineConfig(parse("{corpus: builtin, categories: [simulation, graph_algorithms]}"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(rf.Policy.Known, []string{"graph_algorithms", "simulation"}) || len(rf.Corpus) != 10 || rf.K != 4 {
-		t.Fatalf("known %v, corpus %d, k %d", rf.Policy.Known, len(rf.Corpus), rf.K)
-	}
-	drawn, err := rf.Draw(1, map[string]float64{"simulation": 4, refinement.DefaultWeightKey: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	per := map[string]int{}
-	for _, task := range drawn {
-		per[task.Categories[0]]++
-		if task.Round != 1 || !strings.HasPrefix(task.Key, "r1/") || !strings.Contains(task.Prompt, "(task "+task.Meta["item"]+")") {
-			t.Errorf("drawn task %+v", task)
+// round0Tasks are the round-0 tasks the lane kit of sp renders.
+func round0Tasks(sp *spec.Spec) ([]runs.Task, error) {
+	for _, k := range lanes.Kits() {
+		if k.Name == sp.Lane {
+			set, err := k.Source(kitTasks(sp))
+			if err != nil {
+				return nil, err
+			}
+			return set.Round0, nil
 		}
 	}
-	if len(drawn) != 10 || per["simulation"] != 8 || per["graph_algorithms"] != 2 {
-		t.Errorf("drawn %d: %v, want 8 simulation and 2 graph_algorithms", len(drawn), per)
-	}
-	// A synthesised candidate duplicating a corpus prompt (its tag aside)
-	// is caught by the corpus hash.
-	if refinement.TaskHash(rf.Corpus[0]) != refinement.SourceHash("cuda-synth", nil, strings.ToLower(rf.Corpus[0].Prompt[:strings.Index(rf.Corpus[0].Prompt, "\n\n(task")])) {
-		t.Error("a corpus prompt's hash depends on its task tag")
-	}
-
-	// Templates: fresh prompts, weights of non-template targets ignored.
-	rf, err = refineConfig(parse("{templates: {dir: builtin}, limit: 20, seed: 3, samples_per_task: 2}"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rf.Policy.Known) != 10 || rf.Corpus != nil {
-		t.Fatalf("known %v, corpus %d", rf.Policy.Known, len(rf.Corpus))
-	}
-	drawn, err = rf.Draw(2, map[string]float64{"machine_learning": 11, "atomics": 5, refinement.DefaultWeightKey: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	per = map[string]int{}
-	for _, task := range drawn {
-		per[task.Categories[0]]++
-		if task.Round != 2 || task.Meta["template"] == "" || task.Meta["origin"] != "resample" || task.Prompt == "" {
-			t.Errorf("drawn task %+v", task)
-		}
-	}
-	if len(drawn) != 40 || per["machine_learning"] != 22 || per["simulation"] != 2 {
-		t.Errorf("drawn %d: %v, want 40: 11 of the 20 prompts machine_learning (weight 11 of 20), 2 tasks each", len(drawn), per)
-	}
-	again, _ := rf.Draw(2, map[string]float64{"machine_learning": 11, "atomics": 5, refinement.DefaultWeightKey: 1})
-	if len(again) != len(drawn) || again[7].Key != drawn[7].Key {
-		t.Error("the draw is not deterministic")
-	}
-	c := refinement.Candidate{Lane: "cuda-synth", Index: 3, Category: "machine_learning", Prompt: "Write a softmax over 4096 rows.",
-		Files: map[string]string{refinement.ReferenceFile: "__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n"}}
-	c.Hash = refinement.SourceHash(c.Lane, c.Files, c.Prompt)
-	ts, err := rf.FromCandidate(2, c)
-	if err != nil || len(ts) != 2 {
-		t.Fatalf("candidate tasks: %d %v", len(ts), err)
-	}
-	for k, task := range ts {
-		if task.Key != fmt.Sprintf("r2/synth/machine_learning/03-%s#%d", c.Hash[:10], k) || task.Prompt != c.Prompt ||
-			task.Files[refinement.ReferenceFile] == "" || task.Meta["origin"] != "resynthesis" || task.Meta["synth_category"] != "machine_learning" {
-			t.Errorf("candidate task %+v", task)
-		}
-	}
+	return nil, fmt.Errorf("no lane %s", sp.Lane)
 }

@@ -8,10 +8,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/api"
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/engine"
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/api"
+	"github.com/kiln-dev/kiln/runs/engine"
 )
 
 // cmdServe runs the daemon: the HTTP API plus every submitted campaign.

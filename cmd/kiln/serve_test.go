@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/api"
+	"github.com/kiln-dev/kiln/runs/api"
 )
 
 // syncBuffer is a goroutine-safe strings.Builder.

@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/kiln-dev/kiln/prompts/persona"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
-	"github.com/kiln-dev/kiln/tools"
-	"github.com/kiln-dev/kiln/tools/cudasynth"
-	"github.com/kiln-dev/kiln/tools/hipify"
 )
 
 // registry detects the toolchains once per process. With probe false only
@@ -38,30 +34,4 @@ func (w *wiring) registry(ctx context.Context, probe bool) (*toolchain.Registry,
 	}
 	w.reg, w.regProbed = reg, probe
 	return reg, nil
-}
-
-// cudaLane builds the cuda-synth lane: nvcc, cuobjdump, the CUDA->HIP
-// translator and hipcc, run in the sandbox, with a content-hash compile cache
-// in the data folder.
-func (w *wiring) cudaLane(ctx context.Context) (tools.Lane, error) {
-	reg, err := w.registry(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	r, err := w.sandbox()
-	if err != nil {
-		return nil, err
-	}
-	cache, err := filepath.Abs(filepath.Join(w.data, "compile-cache"))
-	if err != nil {
-		return nil, err
-	}
-	cls, err := persona.BuiltinClassifier()
-	if err != nil {
-		return nil, err
-	}
-	return cudasynth.New(cudasynth.Config{
-		Sandbox: r, Toolchains: reg, CacheDir: cache,
-		Translate: hipify.Translate, Classify: cls.Classify, Logger: w.log,
-	})
 }

@@ -9,52 +9,41 @@ import (
 	"strings"
 
 	"github.com/kiln-dev/kiln/tools"
-	"github.com/kiln-dev/kiln/tools/c2x86"
-	"github.com/kiln-dev/kiln/tools/cudasynth"
+	"github.com/kiln-dev/kiln/tools/kit"
+	"github.com/kiln-dev/kiln/tools/lanes"
 )
 
-// cmdVerify judges one answer by hand: exit 0 pass, 1 fail, 2 bad input.
+// cmdVerify judges one answer by hand with a lane's verifier: exit 0
+// pass (every stage that can run here passed; stages that need another
+// host, such as a GPU, are reported as skipped), 1 fail, 2 bad input. The
+// lane's kit says its flags (kit.VerifyCommand).
 func cmdVerify(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return badInput("usage: kiln verify c2x86 --function F.c --driver D.c --candidate C.s [--json]")
+		return badInput("usage: kiln verify LANE [flags]; lanes: %s", strings.Join(laneNames(), ", "))
 	}
-	lane := args[0]
-	switch lane {
-	case c2x86.LaneName:
-		return verifyC2X86(ctx, args[1:], e)
-	case cudasynth.LaneName:
-		return verifyCUDA(ctx, args[1:], e)
+	var k *kit.Kit
+	for _, kk := range lanes.Kits() {
+		if kk.Name == args[0] {
+			k = &kk
+		}
 	}
-	return badInput("unknown lane %q (have %s)", lane, strings.Join(lanes, ", "))
-}
-
-func verifyC2X86(ctx context.Context, args []string, e env) error {
-	fs := flag.NewFlagSet("verify c2x86", flag.ContinueOnError)
+	if k == nil || k.Verify == nil {
+		return badInput("unknown lane %q (have %s)", args[0], strings.Join(laneNames(), ", "))
+	}
+	fs := flag.NewFlagSet("verify "+k.Name, flag.ContinueOnError)
 	var c common
 	c.register(fs, e)
-	fn := fs.String("function", "", "C file with the function(s) under test (required)")
-	driver := fs.String("driver", "", "C file with main() calling the function and printing results (required)")
-	cand := fs.String("candidate", "", "the candidate x86-64 assembly (a .s file, or a model reply with a fenced block) (required)")
-	name := fs.String("name", "", "the function's name (optional, recorded only)")
+	read := k.Verify.Flags(fs)
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	if err := parseFlags(fs, args, e); err != nil {
+	if err := parseFlags(fs, args[1:], e); err != nil {
 		return err
-	}
-	for flagName, v := range map[string]string{"--function": *fn, "--driver": *driver, "--candidate": *cand} {
-		if v == "" {
-			return badInput("%s is required", flagName)
-		}
 	}
 	if fs.NArg() > 0 {
 		return badInput("unexpected arguments: %v", fs.Args())
 	}
-	item, err := c2x86.ItemFromFiles(*fn, *driver, *name)
+	item, answer, err := read()
 	if err != nil {
-		return usageError{err}
-	}
-	raw, err := os.ReadFile(*cand)
-	if err != nil {
-		return badInput("--candidate: %v", err)
+		return err
 	}
 	log, err := c.logger(e)
 	if err != nil {
@@ -62,11 +51,10 @@ func verifyC2X86(ctx context.Context, args []string, e env) error {
 	}
 	w := c.wiring(e, log, verifyDataDir(c.data))
 	defer w.close()
-	l, err := w.lane(specForLane(c2x86.LaneName))
+	l, err := w.lane(ctx, specForLane(k.Name))
 	if err != nil {
 		return err
 	}
-	answer := string(raw)
 	if strings.Contains(answer, "```") {
 		if a, ok := l.Extract(answer); ok {
 			answer = a
@@ -76,67 +64,9 @@ func verifyC2X86(ctx context.Context, args []string, e env) error {
 	}
 	v, err := l.Verify(ctx, item, answer)
 	if err != nil {
-		if errors.Is(err, c2x86.ErrBadItem) {
+		if errors.Is(err, tools.ErrBadItem) {
 			return usageError{err}
 		}
-		return err
-	}
-	if *asJSON {
-		if err := writeJSON(e.stdout, verdictJSON(v)); err != nil {
-			return err
-		}
-	} else {
-		printVerdict(e, v)
-	}
-	if !v.Pass {
-		return verdictFailed{}
-	}
-	return nil
-}
-
-// verifyCUDA runs the cuda-synth stages on one program: exit 0 when every
-// stage that can run here passes (stages that need a GPU are reported as
-// skipped), 1 on a failure, 2 on bad input.
-func verifyCUDA(ctx context.Context, args []string, e env) error {
-	fs := flag.NewFlagSet("verify cuda-synth", flag.ContinueOnError)
-	var c common
-	c.register(fs, e)
-	src := fs.String("source", "", "the CUDA program (.cu, or a model reply with a fenced block) (required)")
-	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	if err := parseFlags(fs, args, e); err != nil {
-		return err
-	}
-	if *src == "" {
-		return badInput("--source is required")
-	}
-	if fs.NArg() > 0 {
-		return badInput("unexpected arguments: %v", fs.Args())
-	}
-	item, err := cudasynth.ItemFromFile(*src)
-	if err != nil {
-		return badInput("--source: %v", err)
-	}
-	log, err := c.logger(e)
-	if err != nil {
-		return err
-	}
-	w := c.wiring(e, log, verifyDataDir(c.data))
-	defer w.close()
-	l, err := w.cudaLane(ctx)
-	if err != nil {
-		return err
-	}
-	answer := item.Files[cudasynth.SourceFile]
-	if strings.Contains(answer, "```") {
-		if a, ok := l.Extract(answer); ok {
-			answer = a
-		} else {
-			answer = ""
-		}
-	}
-	item.Files[cudasynth.SourceFile] = answer
-	v, err := l.Verify(ctx, item, answer)
-	if err != nil {
 		return err
 	}
 	if *asJSON {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kiln-dev/kiln/prompts"
+	"github.com/kiln-dev/kiln/tools/c2x86"
 )
 
 // TestVerifyCorpus runs "kiln verify c2x86" on every corpus function: gcc's
@@ -17,7 +18,7 @@ import (
 // return at once with garbage must fail (exit 1) as wrong output or a crash,
 // and text that is not assembly must fail as an assemble error.
 func TestVerifyCorpus(t *testing.T) {
-	items, err := prompts.LoadBuiltinCorpus("c2x86")
+	items, err := c2x86.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,22 +15,28 @@ import (
 	"syscall"
 
 	"github.com/kiln-dev/kiln/agent"
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/engine"
 	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
-	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
-	"github.com/kiln-dev/kiln/tools/c2x86"
-	"github.com/kiln-dev/kiln/tools/cudasynth"
+	"github.com/kiln-dev/kiln/tools/kit"
+	"github.com/kiln-dev/kiln/tools/lanes"
 )
 
-// lanes are the lanes this binary runs end to end.
-var lanes = []string{c2x86.LaneName, cudasynth.LaneName}
+// laneNames are the lanes this binary runs end to end (tools/lanes).
+func laneNames() []string {
+	var out []string
+	for _, k := range lanes.Kits() {
+		out = append(out, k.Name)
+	}
+	slices.Sort(out)
+	return out
+}
 
 func specOptions(dir string) spec.Options {
-	return spec.Options{Lanes: lanes, Dir: dir, CheckPaths: true}
+	return spec.Options{Lanes: laneNames(), Dir: dir, CheckPaths: true}
 }
 
 // wiring builds the real components of a campaign: the sandbox runner (one
@@ -49,6 +55,7 @@ type wiring struct {
 	cgroupParent string
 
 	mu        sync.Mutex
+	kits      *kit.Registry
 	runner    *sandboxes.Runner
 	caps      string
 	reg       *toolchain.Registry
@@ -153,38 +160,71 @@ func (w *wiring) toolchain() map[string]string {
 	return v
 }
 
-// lane builds sp's lane with the spec's sandbox limits.
-func (w *wiring) lane(sp *spec.Spec) (tools.Lane, error) {
-	r, err := w.sandbox()
+// lanes returns the lane kits, checked and compiled once.
+func (w *wiring) lanes() (*kit.Registry, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.kits == nil {
+		r, err := lanes.Registry()
+		if err != nil {
+			return nil, fmt.Errorf("lanes: %w", err)
+		}
+		w.kits = r
+	}
+	return w.kits, nil
+}
+
+// kit returns the kit of lane.
+func (w *wiring) kit(lane string) (*kit.Kit, error) {
+	r, err := w.lanes()
 	if err != nil {
 		return nil, err
 	}
-	switch sp.Lane {
-	case c2x86.LaneName:
-		cache, err := filepath.Abs(filepath.Join(w.data, "cache", "c2x86"))
-		if err != nil {
-			return nil, err
-		}
-		sb := sp.Sandbox
-		return c2x86.New(c2x86.Config{
-			Sandbox:  r,
-			CacheDir: cache,
-			RunLimits: sandboxes.Limits{
-				Wall: sb.WallTime.D(), CPU: sb.CPUTime.D(), Memory: int64(sb.MemoryMB) << 20,
-				Procs: int64(sb.Processes), Output: int64(sb.OutputKB) << 10, FileSize: int64(sb.FileSizeMB) << 20,
-			},
-			Logger: w.log,
-		})
+	return r.Lookup(lane)
+}
+
+// host is what lanes may use of this host.
+func (w *wiring) host() kit.Host {
+	data, err := filepath.Abs(w.data)
+	if err != nil {
+		data = w.data
 	}
-	if sp.Lane == cudasynth.LaneName {
-		return w.cudaLane(context.Background())
+	return kit.Host{Sandbox: w.sandbox, Toolchains: w.registry, DataDir: data, Log: w.log}
+}
+
+// lane builds sp's lane with the spec's sandbox limits.
+func (w *wiring) lane(ctx context.Context, sp *spec.Spec) (tools.Lane, error) {
+	k, err := w.kit(sp.Lane)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("lane %q is not available in this build (have %s)", sp.Lane, strings.Join(lanes, ", "))
+	if _, err := w.sandbox(); err != nil {
+		return nil, err
+	}
+	sb := sp.Sandbox
+	return k.Open(ctx, w.host(), sandboxes.Limits{
+		Wall: sb.WallTime.D(), CPU: sb.CPUTime.D(), Memory: int64(sb.MemoryMB) << 20,
+		Procs: int64(sb.Processes), Output: int64(sb.OutputKB) << 10, FileSize: int64(sb.FileSizeMB) << 20,
+	})
+}
+
+// kitTasks is the spec's tasks section as lanes read it.
+func kitTasks(sp *spec.Spec) kit.Tasks {
+	t := sp.Tasks
+	out := kit.Tasks{Corpus: t.Corpus, Categories: t.Categories, Limit: t.Limit, Seed: t.Seed, SamplesPerTask: t.SamplesPerTask}
+	if t.Templates != nil {
+		out.Templates = &kit.Templates{Dir: t.Templates.Dir, Pools: t.Templates.Pools}
+	}
+	return out
 }
 
 // plan builds everything needed to run a campaign of sp.
 func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) {
-	lane, err := w.lane(sp)
+	k, err := w.kit(sp.Lane)
+	if err != nil {
+		return nil, err
+	}
+	lane, err := w.lane(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -205,101 +245,53 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 			toolNames = append(toolNames, t.Name())
 		}
 	}
-	if sp.Lane == cudasynth.LaneName {
-		return w.cudaPlan(ctx, sp, lane, model, mode, toolNames)
-	}
-	system, err := prompts.Render(sp.Lane, "system", prompts.SystemData{Tools: toolNames})
-	if err != nil {
-		return nil, fmt.Errorf("system prompt: %w", err)
-	}
-	items, err := corpusItems(sp)
+	tasks := kitTasks(sp)
+	set, err := k.Source(tasks)
 	if err != nil {
 		return nil, err
+	}
+	system, err := k.System(tasks, toolNames)
+	if err != nil {
+		return nil, fmt.Errorf("system prompt: %w", err)
 	}
 	maxTools := sp.Agent.MaxToolCalls
 	if mode == agent.ToolsNone || maxTools == 0 {
 		maxTools = -1 // no tools offered
 	}
-	var refine *engine.Refine
-	if sp.Refinement.Rounds > 0 {
-		if refine, err = w.refine(ctx, sp, lane, items); err != nil {
+	reg, err := w.lanes()
+	if err != nil {
+		return nil, err
+	}
+	labels := engine.Labels{Labeler: reg.Rules().Labeler()}
+	if k.Domain != nil {
+		if labels.Domain, err = k.Domain(tasks); err != nil {
 			return nil, err
 		}
 	}
-	return &engine.Plan{
-		Lane: lane, Model: model, ToolMode: mode, Sampling: sp.Sampling.Agent(),
-		System: system,
-		Repair: func(v tools.Verdict) string {
-			s, err := prompts.Render(sp.Lane, "repair", prompts.RepairData{Diagnostic: v.Diagnostic, Class: string(v.Class)})
+	var refine *engine.Refine
+	if sp.Refinement.Rounds > 0 {
+		if refine, err = w.refine(ctx, sp, k, lane, set); err != nil {
+			return nil, err
+		}
+	}
+	var repair func(tools.Verdict) string
+	if k.Repair != nil {
+		repair = func(v tools.Verdict) string {
+			s, err := k.Repair(v)
 			if err != nil {
 				return agent.RepairPrompt(v)
 			}
 			return s
-		},
+		}
+	}
+	return &engine.Plan{
+		Lane: lane, Model: model, ToolMode: mode, Sampling: sp.Sampling.Agent(),
+		System: system, Repair: repair,
 		RepairTurns: sp.Agent.RepairTurns, MaxToolCalls: maxTools,
 		Concurrency: sp.Concurrency,
-		Tasks:       func() ([]runs.Task, error) { return tasksFromItems(sp, items) },
+		Tasks:       func() ([]runs.Task, error) { return set.Round0, nil },
 		MaxTasks:    sp.Budgets.Tasks, MaxTokens: sp.Budgets.Tokens, MaxWall: sp.Budgets.WallTime.D(),
 		Toolchain: w.toolchain(), Policy: w.policy(),
-		Refine: refine,
+		Refine: refine, Labels: labels,
 	}, nil
-}
-
-// corpusItems loads and filters the spec's corpus.
-func corpusItems(sp *spec.Spec) ([]prompts.CorpusItem, error) {
-	if sp.Tasks.Templates != nil {
-		return nil, fmt.Errorf("tasks.templates: lane %s takes a corpus, not templates", sp.Lane)
-	}
-	var (
-		items []prompts.CorpusItem
-		err   error
-	)
-	if sp.Tasks.Corpus == "" || sp.Tasks.Corpus == "builtin" {
-		items, err = prompts.LoadBuiltinCorpus(sp.Lane)
-	} else {
-		items, err = prompts.LoadCorpus(os.DirFS(sp.Tasks.Corpus), ".", sp.Lane)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("tasks.corpus: %w", err)
-	}
-	if cats := sp.Tasks.Categories; len(cats) > 0 {
-		known, _ := prompts.Categories(sp.Lane)
-		for _, c := range cats {
-			if !slices.Contains(known, c) {
-				return nil, fmt.Errorf("tasks.categories: unknown category %q (known: %s)", c, strings.Join(known, ", "))
-			}
-		}
-		items = slices.DeleteFunc(items, func(it prompts.CorpusItem) bool {
-			return !slices.ContainsFunc(cats, it.HasCategory)
-		})
-	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf("tasks: no corpus item left after the category filter")
-	}
-	if n := sp.Tasks.Limit; n > 0 && n < len(items) {
-		items, err = prompts.Sample(items, n, sp.Tasks.Seed, nil)
-		if err != nil {
-			return nil, fmt.Errorf("tasks.limit: %w", err)
-		}
-	}
-	return items, nil
-}
-
-// tasksFromItems renders round 0's tasks: samples_per_task tasks per item.
-func tasksFromItems(sp *spec.Spec, items []prompts.CorpusItem) ([]runs.Task, error) {
-	var out []runs.Task
-	for _, it := range items {
-		user, err := prompts.Render(sp.Lane, "user", prompts.UserData{Function: it.Function, Source: it.Files["function.c"]})
-		if err != nil {
-			return nil, fmt.Errorf("render task %s: %w", it.ID, err)
-		}
-		for k := 0; k < sp.Tasks.SamplesPerTask; k++ {
-			out = append(out, runs.Task{
-				Round: 0, Key: fmt.Sprintf("r0/%s#%d", it.ID, k), Lane: sp.Lane,
-				Files: it.Files, Meta: map[string]string{"function": it.Function, "item": it.ID},
-				Categories: it.Categories, Prompt: user,
-			})
-		}
-	}
-	return out, nil
 }

@@ -90,7 +90,7 @@ const (
 // ErrBadItem means the item itself is unusable: files missing, the
 // function or driver does not compile, the reference program fails or its
 // output is not deterministic. Verify returns it as an error (no verdict).
-var ErrBadItem = errors.New("c2x86: bad item")
+var ErrBadItem = fmt.Errorf("c2x86: %w", tools.ErrBadItem)
 
 // Config configures a Lane.
 type Config struct {

@@ -160,7 +160,7 @@ const (
 	ArtifactHostAsmHIP  = "host_asm_hip"
 	ArtifactOutputCUDA  = "output_cuda"
 	ArtifactOutputHIP   = "output_hip"
-	ArtifactDomain      = "domain"
+	ArtifactDomain      = tools.ArtifactDomain
 	ArtifactCUDABinary  = "cuda_binary"
 	ArtifactHIPBinary   = "hip_nvidia_binary"
 	// ArtifactGPUProbe is the GPU probe executable, kept (once in the

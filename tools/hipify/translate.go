@@ -66,7 +66,61 @@ func (m *Mapping) Translate(src string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	tr := &translation{m: m, src: src, li: li, sig: significantTokens(toks)}
+	tr.userMacros = tr.definedMacros()
+	tr.declared = declaredNames(src, tr.sig)
+	tr.usesCG = tr.hasIdent("cooperative_groups")
+
+	for i := 0; i < len(tr.sig); i++ {
+		t := tr.sig[i]
+		if tr.inDropped(t.start) {
+			continue
+		}
+		switch t.kind {
+		case tokHeader:
+			tr.header(t)
+		case tokIdent:
+			tr.ident(i)
+		}
+	}
+
+	if tr.usesCUDA && !tr.runtimeFirst {
+		tr.edits = append(tr.edits, edit{0, 0, "#include <" + hipRuntimeHeader + ">\n"})
+		tr.nReplace++
+	}
+	return Result{HIP: applyEdits(src, tr.edits), Replacements: tr.nReplace, Unsupported: tr.issues}, nil
+}
+
+// translation is the state of one Mapping.Translate: the source and its
+// significant tokens, what the file defines and declares itself, and the
+// edits and issues found so far.
+type translation struct {
+	m   *Mapping
+	src string
+	li  lineIndex
 	// sig holds the significant tokens (no blanks, newlines, comments).
+	sig []token
+	// userMacros are the names the file #defines; declared, those it
+	// declares (declaredNames).
+	userMacros map[string]bool
+	declared   map[string]bool
+	// usesCG: the file names cooperative_groups.
+	usesCG bool
+
+	edits    []edit
+	issues   []Issue
+	dropped  [][2]int // byte ranges deleted by drop actions
+	nReplace int
+	usesCUDA bool
+	// runtimeFirst: hip_runtime.h is included before any other HIP
+	// header. HIP 5.2's hip_cooperative_groups.h (and others) compile
+	// only after it, where CUDA's headers stand alone.
+	runtimeFirst bool
+	otherHIP     bool
+}
+
+// significantTokens drops blanks, newlines and comments from toks.
+func significantTokens(toks []token) []token {
 	sig := make([]token, 0, len(toks)/2)
 	for _, t := range toks {
 		switch t.kind {
@@ -75,199 +129,210 @@ func (m *Mapping) Translate(src string) (Result, error) {
 			sig = append(sig, t)
 		}
 	}
-	text := func(i int) string {
-		if i < 0 || i >= len(sig) {
-			return ""
-		}
-		return src[sig[i].start:sig[i].end]
-	}
-	isPunct := func(i int, p string) bool {
-		return i >= 0 && i < len(sig) && sig[i].kind == tokPunct && text(i) == p
-	}
+	return sig
+}
 
-	// Names the file #defines are its own, whatever they look like.
+// text is the source text of significant token i ("" out of range).
+func (tr *translation) text(i int) string {
+	if i < 0 || i >= len(tr.sig) {
+		return ""
+	}
+	return tr.src[tr.sig[i].start:tr.sig[i].end]
+}
+
+// isPunct reports whether significant token i is the punctuator p.
+func (tr *translation) isPunct(i int, p string) bool {
+	return i >= 0 && i < len(tr.sig) && tr.sig[i].kind == tokPunct && tr.text(i) == p
+}
+
+// definedMacros returns the names the file #defines: they are its own,
+// whatever they look like.
+func (tr *translation) definedMacros() map[string]bool {
+	sig := tr.sig
 	userMacros := map[string]bool{}
 	for i := range sig {
-		if sig[i].dir == "#" && sig[i].kind == tokIdent && text(i) == "define" &&
+		if sig[i].dir == "#" && sig[i].kind == tokIdent && tr.text(i) == "define" &&
 			i+1 < len(sig) && sig[i+1].kind == tokIdent && sig[i+1].dir == "define" {
-			userMacros[text(i+1)] = true
+			userMacros[tr.text(i+1)] = true
 		}
 	}
+	return userMacros
+}
 
-	declared := declaredNames(src, sig)
-	usesCG := false
-	for i := range sig {
-		if sig[i].kind == tokIdent && text(i) == "cooperative_groups" {
-			usesCG = true
+// hasIdent reports whether the identifier name occurs in the source.
+func (tr *translation) hasIdent(name string) bool {
+	for i := range tr.sig {
+		if tr.sig[i].kind == tokIdent && tr.text(i) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// sawHIPHeader notes an include of the HIP header path, for runtimeFirst.
+func (tr *translation) sawHIPHeader(path string) {
+	switch {
+	case path == hipRuntimeHeader:
+		if !tr.otherHIP {
+			tr.runtimeFirst = true
+		}
+	case strings.HasPrefix(path, "hip/") || strings.HasPrefix(path, "hiprand/"):
+		tr.otherHIP = true
+	}
+}
+
+// issue records an untranslated construct at byte offset off.
+func (tr *translation) issue(off int, construct, reason string) {
+	l, c := tr.li.pos(off)
+	tr.issues = append(tr.issues, Issue{Line: l, Col: c, Construct: construct, Reason: reason})
+}
+
+// inDropped reports whether off lies in a deleted argument; offsets only
+// grow, so ranges already passed are forgotten.
+func (tr *translation) inDropped(off int) bool {
+	live := tr.dropped[:0]
+	in := false
+	for _, r := range tr.dropped {
+		if r[1] <= off {
+			continue
+		}
+		live = append(live, r)
+		if off >= r[0] {
+			in = true
+		}
+	}
+	tr.dropped = live
+	return in
+}
+
+// header translates the #include path token t: a CUDA header is renamed or
+// recorded as unsupported; any other is only noted (sawHIPHeader).
+func (tr *translation) header(t token) {
+	path := tr.src[t.start+1 : t.end-1]
+	e, ok := tr.m.LookupHeader(path)
+	if !ok {
+		tr.sawHIPHeader(path)
+		return
+	}
+	switch e.Kind {
+	case KindHeader:
+		tr.edits = append(tr.edits, edit{t.start + 1, t.end - 1, e.HIP})
+		tr.nReplace++
+		tr.usesCUDA = true
+		tr.sawHIPHeader(e.HIP)
+	case KindUnsupportedHeader:
+		tr.issue(t.start, "#include "+tr.src[t.start:t.end], e.Reason)
+	}
+}
+
+// ident translates the identifier sig[i] outside directive names and macro
+// definitions: an exact table entry is applied (entry); a name only the
+// table's globs know is an issue when they mark it unsupported, unless the
+// file defines or declares it itself.
+func (tr *translation) ident(i int) {
+	t := tr.sig[i]
+	if t.dir == "#" {
+		return // '#' and the directive name
+	}
+	name := tr.text(i)
+	if t.dir == "define" && i > 0 && tr.sig[i-1].dir == "#" {
+		return // the macro being defined
+	}
+	if t.dir == "undef" {
+		return
+	}
+	if isKernelMarker(name) {
+		tr.usesCUDA = true
+	}
+	afterMember := tr.isPunct(i-1, ".") || tr.isPunct(i-1, "->")
+	afterScope := tr.isPunct(i-1, "::")
+	e, exact := tr.m.idents[name]
+	if !exact {
+		// A name the file declares itself is its own, except the
+		// reserved __nv prefix: declaring libdevice's __nv_* functions
+		// (extern "C" __device__ ...) does not make them exist on AMD.
+		if afterMember || tr.userMacros[name] || (tr.declared[name] && !strings.HasPrefix(name, "__nv")) {
+			return
+		}
+		g, ok := tr.m.Lookup(name)
+		if ok && g.Kind == KindUnsupported {
+			tr.issue(t.start, name, g.Reason)
+		}
+		return
+	}
+	tr.entry(i, name, e, afterMember, afterScope)
+}
+
+// entry applies the exact table entry e to the identifier sig[i] (name):
+// a rename, with its argument action, or an issue, depending on the
+// entry's kind and where the name stands (after '.' or '->', after '::',
+// before '(', '::' or '<', tested by #ifdef or defined()).
+func (tr *translation) entry(i int, name string, e Entry, afterMember, afterScope bool) {
+	t := tr.sig[i]
+	switch {
+	case e.Kind == KindKeep:
+	case e.Kind == KindUnsupported:
+		tr.issue(t.start, name, e.Reason)
+	case e.Kind == KindUnsupportedMember:
+		if afterMember {
+			tr.issue(t.start, name, e.Reason)
+		}
+	case e.Kind == KindUnsupportedCG:
+		if tr.usesCG && (afterMember || afterScope) && tr.isPunct(i+1, "(") {
+			tr.issue(t.start, name, e.Reason)
+		}
+	case e.Kind == KindUnsupportedScope:
+		if !afterMember && tr.isPunct(i+1, "::") {
+			tr.issue(t.start, name, e.Reason)
+		}
+	case e.Kind == KindUnsupportedTemplate:
+		if !afterMember && tr.isPunct(i+1, "<") {
+			tr.issue(t.start, name, e.Reason)
+		}
+	case e.Kind == KindDefined:
+		if afterMember {
 			break
 		}
-	}
-
-	var (
-		edits    []edit
-		issues   []Issue
-		dropped  [][2]int // byte ranges deleted by drop actions
-		nReplace int
-		usesCUDA bool
-		// runtimeFirst: hip_runtime.h is included before any other HIP
-		// header. HIP 5.2's hip_cooperative_groups.h (and others) compile
-		// only after it, where CUDA's headers stand alone.
-		runtimeFirst bool
-		otherHIP     bool
-	)
-	sawHIPHeader := func(path string) {
-		switch {
-		case path == hipRuntimeHeader:
-			if !otherHIP {
-				runtimeFirst = true
-			}
-		case strings.HasPrefix(path, "hip/") || strings.HasPrefix(path, "hiprand/"):
-			otherHIP = true
+		tested := (t.dir == "ifdef" || t.dir == "ifndef") && tr.sig[i-1].dir == "#" ||
+			tr.text(i-1) == "defined" ||
+			(tr.isPunct(i-1, "(") && tr.text(i-2) == "defined")
+		if !tested {
+			tr.issue(t.start, name, "only tests for definition (#ifdef, defined()) translate: its value has no HIP equivalent")
+			break
 		}
-	}
-	issue := func(off int, construct, reason string) {
-		l, c := li.pos(off)
-		issues = append(issues, Issue{Line: l, Col: c, Construct: construct, Reason: reason})
-	}
-	// inDropped reports whether off lies in a deleted argument; offsets only
-	// grow, so ranges already passed are forgotten.
-	inDropped := func(off int) bool {
-		live := dropped[:0]
-		in := false
-		for _, r := range dropped {
-			if r[1] <= off {
-				continue
-			}
-			live = append(live, r)
-			if off >= r[0] {
-				in = true
-			}
+		tr.edits = append(tr.edits, edit{t.start, t.end, e.HIP})
+		tr.nReplace++
+		tr.usesCUDA = true
+	case e.Kind == KindMember:
+		if afterMember {
+			tr.edits = append(tr.edits, edit{t.start, t.end, e.HIP})
+			tr.nReplace++
 		}
-		dropped = live
-		return in
-	}
-
-	for i := 0; i < len(sig); i++ {
-		t := sig[i]
-		if inDropped(t.start) {
-			continue
+	case e.Kind.renames():
+		if afterMember {
+			break
 		}
-		switch t.kind {
-		case tokHeader:
-			path := src[t.start+1 : t.end-1]
-			e, ok := m.LookupHeader(path)
-			if !ok {
-				sawHIPHeader(path)
-				continue
-			}
-			switch e.Kind {
-			case KindHeader:
-				edits = append(edits, edit{t.start + 1, t.end - 1, e.HIP})
-				nReplace++
-				usesCUDA = true
-				sawHIPHeader(e.HIP)
-			case KindUnsupportedHeader:
-				issue(t.start, "#include "+src[t.start:t.end], e.Reason)
-			}
-			continue
-		case tokIdent:
-		default:
-			continue
-		}
-		if t.dir == "#" {
-			continue // '#' and the directive name
-		}
-		name := text(i)
-		if t.dir == "define" && i > 0 && sig[i-1].dir == "#" {
-			continue // the macro being defined
-		}
-		if t.dir == "undef" {
-			continue
-		}
-		if isKernelMarker(name) {
-			usesCUDA = true
-		}
-		afterMember := isPunct(i-1, ".") || isPunct(i-1, "->")
-		afterScope := isPunct(i-1, "::")
-		e, exact := m.idents[name]
-		if !exact {
-			// A name the file declares itself is its own, except the
-			// reserved __nv prefix: declaring libdevice's __nv_* functions
-			// (extern "C" __device__ ...) does not make them exist on AMD.
-			if afterMember || userMacros[name] || (declared[name] && !strings.HasPrefix(name, "__nv")) {
-				continue
-			}
-			g, ok := m.Lookup(name)
-			if ok && g.Kind == KindUnsupported {
-				issue(t.start, name, g.Reason)
-			}
-			continue
-		}
-		switch {
-		case e.Kind == KindKeep:
-		case e.Kind == KindUnsupported:
-			issue(t.start, name, e.Reason)
-		case e.Kind == KindUnsupportedMember:
-			if afterMember {
-				issue(t.start, name, e.Reason)
-			}
-		case e.Kind == KindUnsupportedCG:
-			if usesCG && (afterMember || afterScope) && isPunct(i+1, "(") {
-				issue(t.start, name, e.Reason)
-			}
-		case e.Kind == KindUnsupportedScope:
-			if !afterMember && isPunct(i+1, "::") {
-				issue(t.start, name, e.Reason)
-			}
-		case e.Kind == KindUnsupportedTemplate:
-			if !afterMember && isPunct(i+1, "<") {
-				issue(t.start, name, e.Reason)
-			}
-		case e.Kind == KindDefined:
-			if afterMember {
+		tr.usesCUDA = true
+		if len(e.Actions) > 0 {
+			a := e.Actions[0]
+			ed, drop, why := argEdit(tr.src, tr.sig, i, a)
+			if why != "" {
+				tr.issue(t.start, name, why)
 				break
 			}
-			tested := (t.dir == "ifdef" || t.dir == "ifndef") && sig[i-1].dir == "#" ||
-				text(i-1) == "defined" ||
-				(isPunct(i-1, "(") && text(i-2) == "defined")
-			if !tested {
-				issue(t.start, name, "only tests for definition (#ifdef, defined()) translate: its value has no HIP equivalent")
-				break
+			tr.edits = append(tr.edits, ed...)
+			if drop[1] > drop[0] {
+				tr.dropped = append(tr.dropped, drop)
 			}
-			edits = append(edits, edit{t.start, t.end, e.HIP})
-			nReplace++
-			usesCUDA = true
-		case e.Kind == KindMember:
-			if afterMember {
-				edits = append(edits, edit{t.start, t.end, e.HIP})
-				nReplace++
-			}
-		case e.Kind.renames():
-			if afterMember {
-				break
-			}
-			usesCUDA = true
-			if len(e.Actions) > 0 {
-				a := e.Actions[0]
-				ed, drop, why := argEdit(src, sig, i, a)
-				if why != "" {
-					issue(t.start, name, why)
-					break
-				}
-				edits = append(edits, ed...)
-				if drop[1] > drop[0] {
-					dropped = append(dropped, drop)
-				}
-			}
-			edits = append(edits, edit{t.start, t.end, e.HIP})
-			nReplace++
 		}
+		tr.edits = append(tr.edits, edit{t.start, t.end, e.HIP})
+		tr.nReplace++
 	}
+}
 
-	if usesCUDA && !runtimeFirst {
-		edits = append(edits, edit{0, 0, "#include <" + hipRuntimeHeader + ">\n"})
-		nReplace++
-	}
+// applyEdits returns src with edits applied, in order of position
+// (insertions before replacements at the same offset); it sorts edits.
+func applyEdits(src string, edits []edit) string {
 	sort.SliceStable(edits, func(a, b int) bool {
 		if edits[a].start != edits[b].start {
 			return edits[a].start < edits[b].start
@@ -286,7 +351,7 @@ func (m *Mapping) Translate(src string) (Result, error) {
 		pos = e.end
 	}
 	out.WriteString(src[pos:])
-	return Result{HIP: out.String(), Replacements: nReplace, Unsupported: issues}, nil
+	return out.String()
 }
 
 // argEdit applies action a to the call whose callee is sig[callee]. It

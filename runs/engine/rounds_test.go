@@ -14,6 +14,7 @@ import (
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/lanes"
 )
 
 // fakeLane passes the answer "right" and fails anything else.
@@ -126,8 +127,18 @@ func testRefine(rounds int, s *synth, v refinement.Validator) *Refine {
 			t.Prompt = "solve synthesised cat=" + c.Category + " hard=no"
 			return []runs.Task{t}, nil
 		},
-		Synth: s.model(), SynthName: "synth", Validator: v,
+		Synth: s.model(), SynthName: "synth", Validator: v, Lanes: testLanes(),
 	}
+}
+
+// testLanes are the registered lanes' refinement rules (the tests' tasks
+// are c2x86 tasks).
+func testLanes() *refinement.Lanes {
+	r, err := lanes.Registry()
+	if err != nil {
+		panic(err)
+	}
+	return r.Rules()
 }
 
 func openStore(t *testing.T) *runs.Store {

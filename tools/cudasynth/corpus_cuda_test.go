@@ -1,6 +1,6 @@
-package prompts
+package cudasynth
 
-// Checks of the cuda-synth starter corpus (corpus/cuda-synth): CUDA programs
+// Checks of the cuda-synth starter corpus (tools/cudasynth/corpus): CUDA programs
 // as an LLM would write them for the CASS persona templates (appendix A.8.1),
 // their meta.json, the script-model answers file and the README tables, plus
 // an nvcc 11.8 compile of every program when nvcc is on PATH.
@@ -23,12 +23,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kiln-dev/kiln/prompts"
 )
 
 var cudaSynthSM90 = flag.Bool("cudasynth.sm90", false, "also compile the cuda-synth corpus for sm_90 (doubles the nvcc time)")
 
 const (
-	cudaSynthRoot    = "corpus/cuda-synth"
+	cudaSynthRoot    = "corpus"
 	cudaSynthSource  = "program.cu"
 	cudaSynthAnswers = "answers.jsonl"
 	cudaSynthReadme  = "README.md"
@@ -139,7 +141,7 @@ func loadCudaSynth(t *testing.T, fsys fs.FS, root string) []cudaSynthProgram {
 			t.Fatalf("read %s: %v", dir, err)
 		}
 		for _, f := range files {
-			if n := f.Name(); n != cudaSynthSource && n != MetaFile && n != cudaSynthStdout {
+			if n := f.Name(); n != cudaSynthSource && n != prompts.MetaFile && n != cudaSynthStdout {
 				t.Errorf("%s: unexpected file %s", dir, n)
 			}
 		}
@@ -153,7 +155,7 @@ func loadCudaSynth(t *testing.T, fsys fs.FS, root string) []cudaSynthProgram {
 		if out, err := fs.ReadFile(fsys, path.Join(dir, cudaSynthStdout)); err == nil {
 			p.Stdout = string(out)
 		}
-		raw, err := fs.ReadFile(fsys, path.Join(dir, MetaFile))
+		raw, err := fs.ReadFile(fsys, path.Join(dir, prompts.MetaFile))
 		if err != nil {
 			t.Errorf("%s: %v", dir, err)
 			continue
@@ -161,7 +163,7 @@ func loadCudaSynth(t *testing.T, fsys fs.FS, root string) []cudaSynthProgram {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p.Meta); err != nil {
-			t.Errorf("%s/%s: %v", dir, MetaFile, err)
+			t.Errorf("%s/%s: %v", dir, prompts.MetaFile, err)
 			continue
 		}
 		progs = append(progs, p)
@@ -185,7 +187,7 @@ var (
 // cuda-synth corpus and the coverage of the corpus as a whole.
 func TestCudaSynthCorpus(t *testing.T) {
 	t.Parallel()
-	progs := loadCudaSynth(t, Builtin(), cudaSynthRoot)
+	progs := loadCudaSynth(t, corpusFS, cudaSynthRoot)
 	features := cudaSynthFeatures()
 	if len(progs) < 44 {
 		t.Errorf("%d programs, want at least 44", len(progs))
@@ -325,8 +327,8 @@ type cudaSynthAnswer struct {
 // whose response carries the program source in a ```cuda block.
 func TestCudaSynthAnswers(t *testing.T) {
 	t.Parallel()
-	progs := loadCudaSynth(t, Builtin(), cudaSynthRoot)
-	raw, err := fs.ReadFile(Builtin(), path.Join(cudaSynthRoot, cudaSynthAnswers))
+	progs := loadCudaSynth(t, corpusFS, cudaSynthRoot)
+	raw, err := fs.ReadFile(corpusFS, path.Join(cudaSynthRoot, cudaSynthAnswers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,8 +389,8 @@ func TestCudaSynthAnswers(t *testing.T) {
 // tables ("| `name` | count |" rows under the two headings) and the total.
 func TestCudaSynthReadme(t *testing.T) {
 	t.Parallel()
-	progs := loadCudaSynth(t, Builtin(), cudaSynthRoot)
-	readme, err := fs.ReadFile(Builtin(), path.Join(cudaSynthRoot, cudaSynthReadme))
+	progs := loadCudaSynth(t, corpusFS, cudaSynthRoot)
+	readme, err := fs.ReadFile(corpusFS, path.Join(cudaSynthRoot, cudaSynthReadme))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +449,7 @@ func TestCudaSynthCompileNVCC(t *testing.T) {
 	if *cudaSynthSM90 {
 		archs = append(archs, "sm_90")
 	}
-	progs := loadCudaSynth(t, Builtin(), cudaSynthRoot)
+	progs := loadCudaSynth(t, corpusFS, cudaSynthRoot)
 	if testing.Short() {
 		var some []cudaSynthProgram
 		for i := 0; i < len(progs); i += 5 {

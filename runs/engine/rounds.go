@@ -45,10 +45,9 @@ import (
 	"github.com/kiln-dev/kiln/runs"
 )
 
-// ErrValidatorBroken marks a validation that could not run (sandbox or
-// toolchain failure) rather than a bad candidate: the round transition
-// stops (the campaign fails, resumable) instead of dropping the candidate.
-var ErrValidatorBroken = errors.New("validator could not run")
+// ErrValidatorBroken marks a validation that could not run (see
+// refinement.ErrValidatorBroken).
+var ErrValidatorBroken = refinement.ErrValidatorBroken
 
 // Refine makes a campaign a refinement campaign (Plan.Refine). The fields
 // up to FromCandidate are pure configuration (Decide needs only them, so a
@@ -72,6 +71,9 @@ type Refine struct {
 	BaseWeights map[string]float64
 	// Examples bounds the failing examples shown per category.
 	Examples refinement.ExampleOptions
+	// Lanes holds the lanes' refinement rules: the taxonomy and features
+	// of the examples, the resynthesis prompts and parsers, task identity.
+	Lanes *refinement.Lanes
 	// Corpus holds one task per corpus item: synthesised tasks duplicating
 	// one are dropped, and function names already used are listed to the
 	// synthesiser.
@@ -156,10 +158,14 @@ func (rf *Refine) Decide(lane string, round int, results, prev []runs.Result, ta
 				same = append(same, t)
 			}
 		}
+		exOpt := rf.Examples
+		if exOpt.Lanes == nil {
+			exOpt.Lanes = rf.Lanes
+		}
 		req := refinement.SynthRequest{Lane: lane, Category: ch.Category, K: rf.k(),
-			Examples: refinement.ExamplesFor(results, ch.Category, rf.Examples),
+			Examples: refinement.ExamplesFor(results, ch.Category, exOpt),
 			Avoid:    refinement.ExistingFunctions(same, 100)}
-		p, err := refinement.BuildSynthPrompt(req)
+		p, err := rf.Lanes.BuildSynthPrompt(req)
 		if err != nil {
 			return d, fmt.Errorf("resynthesis prompt for %s: %w", ch.Category, err)
 		}
@@ -539,7 +545,7 @@ func (r *runner) screen(ctx context.Context, rf *Refine, lane string, next int, 
 		if err != nil {
 			return nil, fmt.Errorf("read synthesiser reply: %w", err)
 		}
-		cs, errs := refinement.ParseSynthesized(lane, string(reply))
+		cs, errs := rf.Lanes.ParseSynthesized(lane, string(reply))
 		for _, e := range errs {
 			rej := SynthReject{Stage: RejectParse, Reason: e.Error()}
 			var be *refinement.BlockError
@@ -555,7 +561,7 @@ func (r *runner) screen(ctx context.Context, rf *Refine, lane string, next int, 
 	}
 	existing := append(append([]runs.Task(nil), rf.Corpus...), tasks...)
 	accepted, rejected, err := refinement.Screen(ctx, cands, refinement.ScreenOptions{
-		Existing: existing, Validator: rf.Validator, Parallel: rf.ValidateParallel})
+		Existing: existing, Validator: rf.Validator, Parallel: rf.ValidateParallel, Lanes: rf.Lanes})
 	if err != nil {
 		return nil, err
 	}

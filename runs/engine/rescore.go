@@ -33,6 +33,9 @@ type RescoreOptions struct {
 	// artifacts stored with them, and leaves every other verdict alone: a
 	// GPU host without the compilers can do it.
 	PendingOnly bool
+	// Labels computes the labels stored with each new revision (the
+	// lanes' tables; the zero value uses the generic ones).
+	Labels Labels
 }
 
 // Rescore judges every stored answer of campaign id again with lane's current
@@ -91,7 +94,7 @@ func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, op
 				for k, v := range toolchain {
 					tc["completed_by."+k] = v
 				}
-				return record(gctx, st, r, ToVerdict(st.Blobs(), tv, tc, policy, log), &mu, &sum)
+				return record(gctx, st, opt.Labels, r, ToVerdict(st.Blobs(), tv, tc, policy, log), &mu, &sum)
 			}
 			tv := tools.Verdict{Class: tools.ClassNoAnswer, Stage: "extract",
 				Stages: []tools.Stage{{Name: "extract", Detail: "no answer was stored"}}}
@@ -105,7 +108,7 @@ func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, op
 					return fmt.Errorf("rescore task %s: %w", r.Task.Key, verr)
 				}
 			}
-			return record(gctx, st, r, ToVerdict(st.Blobs(), tv, toolchain, policy, log), &mu, &sum)
+			return record(gctx, st, opt.Labels, r, ToVerdict(st.Blobs(), tv, toolchain, policy, log), &mu, &sum)
 		})
 	}
 	err = g.Wait()
@@ -113,8 +116,8 @@ func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, op
 }
 
 // record stores v as the next revision of r's verdict and counts it.
-func record(ctx context.Context, st *runs.Store, r runs.Result, v runs.Verdict, mu *sync.Mutex, sum *RescoreSummary) error {
-	v.Labels = Labels{}.OfStored(st.Blobs(), r.Task, r.Attempt, v)
+func record(ctx context.Context, st *runs.Store, labels Labels, r runs.Result, v runs.Verdict, mu *sync.Mutex, sum *RescoreSummary) error {
+	v.Labels = labels.OfStored(st.Blobs(), r.Task, r.Attempt, v)
 	if _, err := st.AddRescore(ctx, r.Attempt.ID, v); err != nil {
 		return fmt.Errorf("rescore task %s: %w", r.Task.Key, err)
 	}

@@ -42,7 +42,7 @@ func TestVerdictLabelsStored(t *testing.T) {
 	}
 	p := &Plan{Lane: domainLane{}, Model: solver, ToolMode: agent.ToolsNone, MaxToolCalls: -1, Concurrency: 2,
 		Tasks:  func() ([]runs.Task, error) { return tasks, nil },
-		Labels: Labels{Domain: func(t runs.Task, answer string) string { return "hook:" + t.Categories[0] + ":" + answer }}}
+		Labels: Labels{Labeler: testLanes().Labeler(), Domain: func(t runs.Task, answer string) string { return "hook:" + t.Categories[0] + ":" + answer }}}
 	if _, err := (&Engine{Store: st}).Run(ctx, c.ID, p, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestVerdictLabelsStored(t *testing.T) {
 		}
 		plain := r
 		plain.Verdict.Labels = nil
-		want := refinement.LabelsOf(plain, l.Domain)
+		want := testLanes().Labeler().Labels(plain, l.Domain)
 		if l.DiagnosticKind != want.DiagnosticKind || l.Class != r.Verdict.Class || !slices.Equal(l.Features, want.Features) ||
 			!slices.Equal(l.Categories, r.Task.Categories) {
 			t.Errorf("%s: labels %+v, computed %+v", r.Task.Key, *l, want)
@@ -76,7 +76,7 @@ func TestVerdictLabelsStored(t *testing.T) {
 
 	// A rescore's revisions carry labels too (the domain read back from
 	// the stored artifact).
-	if _, err := Rescore(ctx, st, c.ID, domainLane{}, RescoreOptions{Concurrency: 2}, nil, "", nil); err != nil {
+	if _, err := Rescore(ctx, st, c.ID, domainLane{}, RescoreOptions{Concurrency: 2, Labels: Labels{Labeler: testLanes().Labeler()}}, nil, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err = st.Results(ctx, c.ID, -1)

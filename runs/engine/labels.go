@@ -5,17 +5,18 @@ import (
 
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/tools"
 )
 
 // DomainArtifact is the verdict artifact in which a lane records the
-// program's domain (tools/cudasynth.ArtifactDomain).
-const DomainArtifact = "domain"
+// program's domain.
+const DomainArtifact = tools.ArtifactDomain
 
 // Labels computes the labels stored with a verdict (runs.VerdictLabels):
 // failure class and fine label, construct features, task categories and
 // domain. The engine computes them when it stores the verdict, in the same
 // transaction (runs.Store.Finish), so they are what the tables said when
-// the verdict was written. The zero value uses the built-in tables.
+// the verdict was written. The zero value uses the generic tables only.
 type Labels struct {
 	// Labeler holds the taxonomy and feature tables.
 	Labeler refinement.Labeler

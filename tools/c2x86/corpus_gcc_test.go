@@ -1,4 +1,4 @@
-package prompts
+package c2x86
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kiln-dev/kiln/prompts"
 )
 
 // gccFlags are the flags every corpus compile uses.
@@ -77,7 +79,7 @@ func TestCorpusWithGCC(t *testing.T) {
 	if err != nil {
 		t.Skip("gcc not found in PATH")
 	}
-	items, err := LoadBuiltinCorpus(LaneC2X86)
+	items, err := LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestCorpusWithGCC(t *testing.T) {
 		t.Logf("sanitizer runs skipped: -fsanitize=address,undefined does not work here: %v", err)
 	}
 	if testing.Short() {
-		var some []CorpusItem
+		var some []prompts.CorpusItem
 		for i := 0; i < len(items); i += 5 {
 			some = append(some, items[i])
 		}
@@ -105,7 +107,7 @@ func TestCorpusWithGCC(t *testing.T) {
 	})
 }
 
-func checkItemWithGCC(t *testing.T, gcc string, it CorpusItem, useSanitizer bool) {
+func checkItemWithGCC(t *testing.T, gcc string, it prompts.CorpusItem, useSanitizer bool) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	for name, text := range it.Files {

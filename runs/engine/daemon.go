@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/api"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/api"
 )
 
 // Daemon runs many campaigns in one process for "kiln serve" and implements

@@ -1,7 +1,8 @@
-package prompts
+package cudasynth
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,16 +10,17 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/kiln-dev/kiln/prompts"
 )
 
-// LaneCUDASynth is the CASS synthesis lane: a persona prompt in, one CUDA
-// program out.
-const LaneCUDASynth = "cuda-synth"
+//go:embed corpus
+var corpusFS embed.FS
 
-// CUDAItem is one item of a cuda-synth corpus: a persona prompt and a
+// CorpusItem is one item of a cuda-synth corpus: a persona prompt and a
 // reference program written for it (the program is never shown to the
 // model; a replay script may answer with it).
-type CUDAItem struct {
+type CorpusItem struct {
 	ID              string   `json:"-"`
 	Category        string   `json:"category"`
 	Domain          string   `json:"domain"`
@@ -30,42 +32,42 @@ type CUDAItem struct {
 	Program string `json:"-"`
 }
 
-// LoadCUDACorpus reads a cuda-synth corpus: one folder per item holding
+// LoadCorpus reads a cuda-synth corpus: one folder per item holding
 // program.cu and meta.json (category, domain, features, description,
 // prompt, expect_translate; other files such as expected_stdout.txt are
 // ignored). Items come sorted by ID; errors name the file.
-func LoadCUDACorpus(fsys fs.FS, root string) ([]CUDAItem, error) {
+func LoadCorpus(fsys fs.FS, root string) ([]CorpusItem, error) {
 	entries, err := fs.ReadDir(fsys, root)
 	if err != nil {
-		return nil, &CorpusError{Path: root, Err: err}
+		return nil, &prompts.CorpusError{Path: root, Err: err}
 	}
-	var items []CUDAItem
+	var items []CorpusItem
 	var errs []error
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "_") {
 			continue
 		}
 		dir := path.Join(root, e.Name())
-		metaPath := path.Join(dir, MetaFile)
+		metaPath := path.Join(dir, prompts.MetaFile)
 		b, err := fs.ReadFile(fsys, metaPath)
 		if err != nil {
-			errs = append(errs, &CorpusError{Path: metaPath, Err: fmt.Errorf("%w: %w", ErrMissingFile, err)})
+			errs = append(errs, &prompts.CorpusError{Path: metaPath, Err: fmt.Errorf("%w: %w", prompts.ErrMissingFile, err)})
 			continue
 		}
-		var it CUDAItem
+		var it CorpusItem
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&it); err != nil {
-			errs = append(errs, &CorpusError{Path: metaPath, Err: fmt.Errorf("%w: %w", ErrBadMeta, err)})
+			errs = append(errs, &prompts.CorpusError{Path: metaPath, Err: fmt.Errorf("%w: %w", prompts.ErrBadMeta, err)})
 			continue
 		}
 		if it.Category == "" || strings.TrimSpace(it.Prompt) == "" {
-			errs = append(errs, &CorpusError{Path: metaPath, Err: fmt.Errorf("%w: category and prompt are required", ErrBadMeta)})
+			errs = append(errs, &prompts.CorpusError{Path: metaPath, Err: fmt.Errorf("%w: category and prompt are required", prompts.ErrBadMeta)})
 			continue
 		}
 		prog, err := fs.ReadFile(fsys, path.Join(dir, "program.cu"))
 		if err != nil {
-			errs = append(errs, &CorpusError{Path: path.Join(dir, "program.cu"), Err: fmt.Errorf("%w: %w", ErrMissingFile, err)})
+			errs = append(errs, &prompts.CorpusError{Path: path.Join(dir, "program.cu"), Err: fmt.Errorf("%w: %w", prompts.ErrMissingFile, err)})
 			continue
 		}
 		it.ID, it.Program = e.Name(), string(prog)
@@ -75,13 +77,14 @@ func LoadCUDACorpus(fsys fs.FS, root string) ([]CUDAItem, error) {
 		return nil, err
 	}
 	if len(items) == 0 {
-		return nil, &CorpusError{Path: root, Err: ErrEmptyCorpus}
+		return nil, &prompts.CorpusError{Path: root, Err: prompts.ErrEmptyCorpus}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
 	return items, nil
 }
 
-// LoadBuiltinCUDACorpus reads the embedded cuda-synth corpus.
-func LoadBuiltinCUDACorpus() ([]CUDAItem, error) {
-	return LoadCUDACorpus(builtin, "corpus/"+LaneCUDASynth)
+// LoadBuiltinCorpus reads the embedded cuda-synth corpus (corpus/, 50
+// programs with their prompts).
+func LoadBuiltinCorpus() ([]CorpusItem, error) {
+	return LoadCorpus(corpusFS, "corpus")
 }

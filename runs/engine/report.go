@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"strings"
+
+	"github.com/kiln-dev/kiln/refinement"
+	"github.com/kiln-dev/kiln/runs"
+)
+
+// CampaignReport is what kiln report shows (its JSON).
+type CampaignReport struct {
+	Campaign string                     `json:"campaign"`
+	Name     string                     `json:"name"`
+	Lane     string                     `json:"lane"`
+	State    runs.CampaignState         `json:"state"`
+	Note     string                     `json:"note,omitempty"`
+	Parent   string                     `json:"parent,omitempty"`
+	Round    int                        `json:"round"`
+	Stats    []refinement.CategoryStats `json:"categories"`
+	// Refinement is the per-round report (every round, whatever --round).
+	Refinement refinement.Report `json:"refinement"`
+	Decisions  []RoundRecord     `json:"decisions,omitempty"`
+	// SynthesisCost sums the synthesiser calls of every round.
+	SynthesisCost SynthCost `json:"synthesis_cost"`
+	// ModelFaults counts the solver's failed model calls by class over
+	// every run of the campaign, retried ones included.
+	ModelFaults map[string]int `json:"model_faults"`
+}
+
+// SynthCost sums synthesiser calls.
+type SynthCost struct {
+	Calls            int   `json:"calls"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
+	LatencyMS        int64 `json:"latency_ms"`
+}
+
+func (s *SynthCost) add(r SynthRecord) {
+	if r.ReplyBlob == "" && r.Error == "" {
+		return
+	}
+	s.Calls++
+	s.PromptTokens += int64(r.PromptTokens)
+	s.CompletionTokens += int64(r.CompletionTokens)
+	s.ReasoningTokens += int64(r.ReasoningTokens)
+	s.LatencyMS += r.LatencyMS
+}
+
+// BuildCampaignReport reads everything kiln report shows of camp: the
+// per-category figures of round (every round when < 0), the model faults,
+// the decisions of every round and the per-round refinement report, with
+// the lanes' tables (rules).
+func BuildCampaignReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round int, rules *refinement.Lanes) (CampaignReport, error) {
+	rep := CampaignReport{Campaign: camp.ID, Name: camp.Name, Lane: camp.Lane, State: camp.State, Note: camp.Note,
+		Parent: camp.Parent, Round: round}
+	all, err := st.Results(ctx, camp.ID, -1)
+	if err != nil {
+		return rep, err
+	}
+	sel := all
+	if round >= 0 {
+		sel = nil
+		for _, r := range all {
+			if r.Task.Round == round {
+				sel = append(sel, r)
+			}
+		}
+	}
+	rep.Stats = refinement.Stats(sel)
+	if rep.ModelFaults, err = st.Faults(ctx, camp.ID); err != nil {
+		return rep, err
+	}
+	recs, err := st.Rounds(ctx, camp.ID)
+	if err != nil {
+		return rep, err
+	}
+	chosen := map[int][]refinement.Choice{}
+	for _, rr := range recs {
+		d, err := DecodeRoundRecord(rr.Record)
+		if err != nil {
+			return rep, err
+		}
+		if !rr.Final {
+			continue // a transition in progress: not decided yet
+		}
+		rep.Decisions = append(rep.Decisions, d)
+		if d.NextRound > 0 {
+			chosen[d.Round] = d.Choices
+		}
+		for _, s := range d.Synth {
+			rep.SynthesisCost.add(s)
+		}
+	}
+	rep.Refinement = refinement.BuildReport(refinement.ReportInput{Lane: camp.Lane, Results: all, Chosen: chosen,
+		DomainOf: storedDomain(st.Blobs()), Lanes: rules})
+	return rep, nil
+}
+
+// storedDomain reads the domain a lane recorded as an artifact, for
+// verdicts stored before verdict labels were ("" when there is none).
+func storedDomain(blobs *runs.Blobs) func(runs.Result) string {
+	return func(r runs.Result) string {
+		h, ok := r.Verdict.Artifacts[DomainArtifact]
+		if !ok {
+			return ""
+		}
+		b, err := blobs.Get(h)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+}

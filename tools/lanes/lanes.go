@@ -1,0 +1,21 @@
+// Package lanes is the registry of the lanes this binary runs: the one
+// place that lists them. Adding a lane is a folder tools/<lane> with a
+// kit.Kit and one line here (see tools/README.md).
+package lanes
+
+import (
+	"github.com/kiln-dev/kiln/tools/c2x86"
+	"github.com/kiln-dev/kiln/tools/cudasynth"
+	"github.com/kiln-dev/kiln/tools/kit"
+)
+
+// Kits returns every registered lane kit.
+func Kits() []kit.Kit {
+	return []kit.Kit{
+		c2x86.Kit(),
+		cudasynth.Kit(),
+	}
+}
+
+// Registry returns the registry of Kits.
+func Registry() (*kit.Registry, error) { return kit.NewRegistry(Kits()...) }
