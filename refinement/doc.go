@@ -7,18 +7,23 @@
 // repeat) and the failure analysis of CASS (appendix A.6: failures by
 // operation type).
 //
+// Refinement knows no lane: each lane kit (tools/<lane>) supplies its
+// [LaneRules] (taxonomy rules, suspicion check, feature table, task
+// identity, resynthesis format), and [NewLanes] puts them together; a nil
+// or [Generic] *Lanes has the generic, class-level rules only.
+//
 // # Pieces
 //
-//   - Taxonomy ([Classify], [Taxonomy]): lane-keyed tables of rules map a
+//   - Taxonomy ([Taxonomy]): lane-keyed tables of rules map a
 //     verdict's class, stage and diagnostic lines to a fine label
 //     (asm.suffix, link.undefined_symbol, crash.segv, wrong.numeric, ...);
 //     a per-lane hook flags answers that sidestep the task
 //     ([LabelSuspectedCheating]).
-//   - Features ([Features], [Featurizer]): lane-keyed tables of patterns
+//   - Features ([Featurizer]): lane-keyed tables of patterns
 //     over the task's source (comments and literals stripped) name the
 //     constructs it uses (loop, switch_many, float_const, recursion; for
 //     CUDA atomics, __syncthreads, shared memory, warp intrinsics, ...).
-//   - Verdict labels ([Labeler], [LabelsOf]): the fine label, features,
+//   - Verdict labels ([Labeler], [Lanes.Labeler]): the fine label, features,
 //     categories and domain of a verdict, computed when the engine stores
 //     it and kept in runs.Verdict.Labels. [Taxonomy.ClassifyResult],
 //     [Featurizer.FeaturesOf] and so everything built on them (statistics,
@@ -30,22 +35,19 @@
 //   - Selection ([Select], [Policy]): categories whose Wilson upper bound
 //     is below the threshold, under-sampled ones, and forced ones, each
 //     with a one-line reason.
-//   - Resynthesis ([ExamplesFor], [BuildSynthPrompt], [ParseSynthesized],
-//     [Screen]): a prompt per chosen category built from failing examples
-//     (templates in data/, embedded), the synthesiser's reply parsed into
-//     candidates with a reason for each rejected block, duplicates dropped
-//     by normalised source hash, the rest checked by a [Validator] that
-//     the caller supplies. A c2x86 candidate is a function and its driver;
-//     a cuda-synth candidate is a task statement (its prompt) with the
-//     synthesiser's reference program ([ReferenceFile]) for the validator
-//     to compile, and is deduplicated by its statement.
+//   - Resynthesis ([ExamplesFor], [Lanes.BuildSynthPrompt],
+//     [Lanes.ParseSynthesized], [Screen]): a prompt per chosen category
+//     built from failing examples (the lane's templates), the
+//     synthesiser's reply parsed into candidates by the lane's parser with
+//     a reason for each rejected block, duplicates dropped by normalised
+//     identity hash ([Lanes.SourceHash]), the rest checked by a
+//     [Validator] that the caller supplies.
 //   - Resampling ([Mix], [Plateau]): next-round category weights for
 //     prompts.Sample, and the stop rule.
 //   - Reports ([BuildReport], [WriteSVG]): per-round figures with lift and
 //     its interval, choices and cost, JSON-ready, and an SVG chart.
 //
 // Everything here is pure computation over runs types: no I/O except the
-// embedded templates and the Validator the caller passes, no goroutines
-// except Screen's bounded validations. The built-in tables are built once
-// and immutable afterwards.
+// lanes' templates and the Validator the caller passes, no goroutines
+// except Screen's bounded validations. Compiled tables are immutable.
 package refinement

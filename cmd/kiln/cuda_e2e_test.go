@@ -30,7 +30,7 @@ func TestCUDASynthCampaign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answers, err := filepath.Abs("../../prompts/corpus/cuda-synth/answers.jsonl")
+	answers, err := filepath.Abs("../../tools/cudasynth/corpus/answers.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

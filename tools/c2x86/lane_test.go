@@ -619,7 +619,7 @@ func TestCorpus(t *testing.T) {
 	if *corpusFlag == "none" {
 		t.Skip("-c2x86.corpus=none")
 	}
-	all, _ := filepath.Glob("../../prompts/corpus/c2x86/*")
+	all, _ := filepath.Glob("corpus/*")
 	var dirs []string
 	for _, d := range all {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
