@@ -237,79 +237,21 @@ func (s *Store) ForkCampaign(ctx context.Context, srcRef string, c Campaign) (Ca
 		c.ID, c.Name, c.Lane, c.Spec, c.SpecDir, c.Parent, string(c.State), c.Round, c.Note, fmtTime(now), fmtTime(now)); err != nil {
 		return Campaign{}, fmt.Errorf("fork campaign: %w", err)
 	}
-	type srcTask struct {
-		t      Task
-		judged sql.NullString
-		doneAt sql.NullString
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+taskCols+`, t.judged_attempt_id, t.done_at FROM tasks t
-		WHERE t.campaign_id = ? ORDER BY t.seq`, src.ID)
+	tasks, err := forkSourceTasks(ctx, tx, src.ID)
 	if err != nil {
-		return Campaign{}, fmt.Errorf("fork campaign: %w", err)
-	}
-	var tasks []srcTask
-	for rows.Next() {
-		var st srcTask
-		if st.t, err = scanTask(rows, &st.judged, &st.doneAt); err != nil {
-			rows.Close()
-			return Campaign{}, fmt.Errorf("fork campaign: %w", err)
-		}
-		tasks = append(tasks, st)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return Campaign{}, fmt.Errorf("fork campaign: %w", err)
 	}
 	stamp := fmtTime(now)
 	for _, st := range tasks {
-		t := st.t
-		files, err := jsonText(nonNilMap(t.Files))
+		id, err := insertForkedTask(ctx, tx, c.ID, stamp, st.t)
 		if err != nil {
-			return Campaign{}, fmt.Errorf("fork campaign: %w", err)
+			return Campaign{}, err
 		}
-		meta, err := jsonText(nonNilMap(t.Meta))
-		if err != nil {
-			return Campaign{}, fmt.Errorf("fork campaign: %w", err)
-		}
-		cats := t.Categories
-		if cats == nil {
-			cats = []string{}
-		}
-		catText, err := jsonText(cats)
-		if err != nil {
-			return Campaign{}, fmt.Errorf("fork campaign: %w", err)
-		}
-		id := newID()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks
-			(id, campaign_id, round, key, lane, files, meta, categories, prompt, state, leases, created_at)
-			VALUES (?,?,?,?,?,?,?,?,?,'queued',0,?)`,
-			id, c.ID, t.Round, t.Key, t.Lane, files, meta, catText, t.Prompt, stamp); err != nil {
-			return Campaign{}, fmt.Errorf("fork campaign: task %q: %w", t.Key, err)
-		}
-		if t.State != TaskDone || !st.judged.Valid {
+		if st.t.State != TaskDone || !st.judged.Valid {
 			continue
 		}
-		aid := newID()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts
-			(id, task_id, number, endpoint, model, answer, transcript,
-			 prompt_tokens, completion_tokens, reasoning_tokens, prompt_source, completion_source, reasoning_source,
-			 latency_ms, ttft_ms, calls, turns, tool_calls, repair_turns, error, started_at, finished_at, saved_at)
-			SELECT ?, ?, number, endpoint, model, answer, transcript,
-			 prompt_tokens, completion_tokens, reasoning_tokens, prompt_source, completion_source, reasoning_source,
-			 latency_ms, ttft_ms, calls, turns, tool_calls, repair_turns, error, started_at, finished_at, saved_at
-			FROM attempts WHERE id = ?`, aid, id, st.judged.String); err != nil {
-			return Campaign{}, fmt.Errorf("fork campaign: attempt of %q: %w", t.Key, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts
-			(id, attempt_id, task_id, revision, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, labels, created_at)
-			SELECT ?, ?, ?, 0, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, labels, created_at
-			FROM verdicts WHERE attempt_id = ? ORDER BY revision DESC LIMIT 1`, newID(), aid, id, st.judged.String); err != nil {
-			return Campaign{}, fmt.Errorf("fork campaign: verdict of %q: %w", t.Key, err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'done', judged_attempt_id = ?, done_at = ?,
-			leases = (SELECT number FROM attempts WHERE id = ?) WHERE id = ?`,
-			aid, st.doneAt, aid, id); err != nil {
-			return Campaign{}, fmt.Errorf("fork campaign: task %q: %w", t.Key, err)
+		if err := copyJudgedAttempt(ctx, tx, id, st); err != nil {
+			return Campaign{}, err
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO rounds (campaign_id, round, final, record, created_at, updated_at)
@@ -322,4 +264,96 @@ func (s *Store) ForkCampaign(ctx context.Context, srcRef string, c Campaign) (Ca
 	}
 	s.log.Info("campaign forked", "run", c.ID, "from", src.ID, "tasks", len(tasks))
 	return c, nil
+}
+
+// forkSrcTask is a task of the campaign being forked, with its judged
+// attempt's id and when it was done (both NULL unless it is done).
+type forkSrcTask struct {
+	t      Task
+	judged sql.NullString
+	doneAt sql.NullString
+}
+
+// forkSourceTasks reads inside tx the tasks of campaign srcID, in claim
+// order.
+func forkSourceTasks(ctx context.Context, tx *sql.Tx, srcID string) ([]forkSrcTask, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+taskCols+`, t.judged_attempt_id, t.done_at FROM tasks t
+		WHERE t.campaign_id = ? ORDER BY t.seq`, srcID)
+	if err != nil {
+		return nil, err
+	}
+	var tasks []forkSrcTask
+	for rows.Next() {
+		var st forkSrcTask
+		if st.t, err = scanTask(rows, &st.judged, &st.doneAt); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		tasks = append(tasks, st)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return tasks, nil
+}
+
+// insertForkedTask inserts inside tx a queued copy of t (key, round, lane,
+// files, meta, categories and prompt) into campaign campaignID, created at
+// stamp, and returns the copy's id.
+func insertForkedTask(ctx context.Context, tx *sql.Tx, campaignID, stamp string, t Task) (string, error) {
+	files, err := jsonText(nonNilMap(t.Files))
+	if err != nil {
+		return "", fmt.Errorf("fork campaign: %w", err)
+	}
+	meta, err := jsonText(nonNilMap(t.Meta))
+	if err != nil {
+		return "", fmt.Errorf("fork campaign: %w", err)
+	}
+	cats := t.Categories
+	if cats == nil {
+		cats = []string{}
+	}
+	catText, err := jsonText(cats)
+	if err != nil {
+		return "", fmt.Errorf("fork campaign: %w", err)
+	}
+	id := newID()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO tasks
+			(id, campaign_id, round, key, lane, files, meta, categories, prompt, state, leases, created_at)
+			VALUES (?,?,?,?,?,?,?,?,?,'queued',0,?)`,
+		id, campaignID, t.Round, t.Key, t.Lane, files, meta, catText, t.Prompt, stamp); err != nil {
+		return "", fmt.Errorf("fork campaign: task %q: %w", t.Key, err)
+	}
+	return id, nil
+}
+
+// copyJudgedAttempt copies inside tx the judged attempt of the done source
+// task st, and that attempt's latest verdict revision as the copy's
+// original verdict, to the forked task taskID, and marks taskID done.
+func copyJudgedAttempt(ctx context.Context, tx *sql.Tx, taskID string, st forkSrcTask) error {
+	t := st.t
+	aid := newID()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO attempts
+			(id, task_id, number, endpoint, model, answer, transcript,
+			 prompt_tokens, completion_tokens, reasoning_tokens, prompt_source, completion_source, reasoning_source,
+			 latency_ms, ttft_ms, calls, turns, tool_calls, repair_turns, error, started_at, finished_at, saved_at)
+			SELECT ?, ?, number, endpoint, model, answer, transcript,
+			 prompt_tokens, completion_tokens, reasoning_tokens, prompt_source, completion_source, reasoning_source,
+			 latency_ms, ttft_ms, calls, turns, tool_calls, repair_turns, error, started_at, finished_at, saved_at
+			FROM attempts WHERE id = ?`, aid, taskID, st.judged.String); err != nil {
+		return fmt.Errorf("fork campaign: attempt of %q: %w", t.Key, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts
+			(id, attempt_id, task_id, revision, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, labels, created_at)
+			SELECT ?, ?, ?, 0, pass, class, stage, stages, diagnostic, measurements, artifacts, toolchain, policy, labels, created_at
+			FROM verdicts WHERE attempt_id = ? ORDER BY revision DESC LIMIT 1`, newID(), aid, taskID, st.judged.String); err != nil {
+		return fmt.Errorf("fork campaign: verdict of %q: %w", t.Key, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'done', judged_attempt_id = ?, done_at = ?,
+			leases = (SELECT number FROM attempts WHERE id = ?) WHERE id = ?`,
+		aid, st.doneAt, aid, taskID); err != nil {
+		return fmt.Errorf("fork campaign: task %q: %w", t.Key, err)
+	}
+	return nil
 }

@@ -124,6 +124,30 @@ func setupCgroups(instance, parentPath string, alive func(string) bool) (*cgroup
 	if err != nil {
 		return nil, fmt.Errorf("read mountinfo: %w", err)
 	}
+	own, err := ownCgroupPaths(parentPath)
+	if err != nil {
+		return nil, err
+	}
+	memH, pidsH, killH, v2why := prepareHierarchies(mounts, own, instance, alive)
+	cg := collectCgroups(memH, pidsH, killH)
+	if memH == nil || pidsH == nil {
+		cg.remove()
+		why := "no memory and pids controllers mounted"
+		if v2why != "" {
+			why = v2why
+		} else if memH != nil {
+			why = "no pids controller"
+		} else if pidsH != nil {
+			why = "no memory controller"
+		}
+		return nil, errors.New(why)
+	}
+	return cg, nil
+}
+
+// ownCgroupPaths is ownCgroups' map; when parentPath is set, every entry,
+// and the v2, memory and pids entries in any case, are parentPath instead.
+func ownCgroupPaths(parentPath string) (map[string]string, error) {
 	own, err := ownCgroups()
 	if err != nil {
 		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
@@ -136,45 +160,23 @@ func setupCgroups(instance, parentPath string, alive func(string) bool) (*cgroup
 			own[c] = parentPath
 		}
 	}
-	var memH, pidsH, killH *cgroupHier
-	var v2why string
+	return own, nil
+}
+
+// prepareHierarchies creates this instance's directory in each usable
+// hierarchy of mounts, in mount order, and returns the first with memory,
+// with pids and with cgroup.kill (nil where none), and the last reason a
+// hierarchy or a controller could not be used ("" if none).
+func prepareHierarchies(mounts []cgroupMount, own map[string]string, instance string, alive func(string) bool) (memH, pidsH, killH *cgroupHier, v2why string) {
 	for _, m := range mounts {
 		if m.v2 {
-			base, ok := ownDir(m, own[""])
+			h, ok, why := prepareV2Hierarchy(m, own[""], instance, alive)
+			if why != "" {
+				v2why = why
+			}
 			if !ok {
 				continue
 			}
-			h := cgroupHier{v2: true}
-			ctrl, _ := os.ReadFile(filepath.Join(base, "cgroup.controllers"))
-			avail := strings.Fields(string(ctrl))
-			// Enabling a controller for our children needs it in our own
-			// subtree_control: possible only if we are the root cgroup or it
-			// is already delegated (cgroup v2 forbids processes in inner
-			// cgroups with controllers).
-			sub, _ := os.ReadFile(filepath.Join(base, "cgroup.subtree_control"))
-			enabled := strings.Fields(string(sub))
-			for _, c := range []string{"memory", "pids"} {
-				if !contains(avail, c) {
-					continue
-				}
-				if !contains(enabled, c) {
-					if werr := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte("+"+c), 0); werr != nil {
-						v2why = fmt.Sprintf("cgroup v2: %s not delegated to %s (%v)", c, base, errors.Unwrap(werr))
-						continue
-					}
-				}
-				if c == "memory" {
-					h.memory = true
-				} else {
-					h.pids = true
-				}
-			}
-			h.dir = filepath.Join(base, cgroupParent, instance)
-			if err := prepareInstance(base, instance, &h, alive); err != nil {
-				v2why = "cgroup v2: " + err.Error()
-				continue
-			}
-			h.kill = fileExists(filepath.Join(h.dir, "cgroup.kill"))
 			hh := h
 			if h.memory && memH == nil {
 				memH = &hh
@@ -191,23 +193,86 @@ func setupCgroups(instance, parentPath string, alive func(string) bool) (*cgroup
 			if !contains(m.opts, c) || (c == "memory" && memH != nil) || (c == "pids" && pidsH != nil) {
 				continue
 			}
-			base, ok := ownDir(m, own[c])
+			h, ok, why := prepareV1Hierarchy(m, c, own[c], instance, alive)
+			if why != "" {
+				v2why = why
+			}
 			if !ok {
 				continue
 			}
-			h := cgroupHier{dir: filepath.Join(base, cgroupParent, instance), memory: c == "memory", pids: c == "pids"}
-			if err := prepareInstance(base, instance, &h, alive); err != nil {
-				v2why = fmt.Sprintf("cgroup v1 %s: %v", c, err)
-				continue
-			}
 			if c == "memory" {
-				h.memsw = fileExists(filepath.Join(h.dir, "memory.memsw.limit_in_bytes"))
 				memH = &h
 			} else {
 				pidsH = &h
 			}
 		}
 	}
+	return memH, pidsH, killH, v2why
+}
+
+// prepareV2Hierarchy enables memory and pids for our children in the v2
+// mount m where it can, and creates this instance's directory below our
+// cgroup ownPath. ok is false when the mount is not usable; why is the
+// last reason a controller or the mount could not be used ("" if none).
+func prepareV2Hierarchy(m cgroupMount, ownPath, instance string, alive func(string) bool) (h cgroupHier, ok bool, why string) {
+	base, ok := ownDir(m, ownPath)
+	if !ok {
+		return h, false, ""
+	}
+	h = cgroupHier{v2: true}
+	ctrl, _ := os.ReadFile(filepath.Join(base, "cgroup.controllers"))
+	avail := strings.Fields(string(ctrl))
+	// Enabling a controller for our children needs it in our own
+	// subtree_control: possible only if we are the root cgroup or it
+	// is already delegated (cgroup v2 forbids processes in inner
+	// cgroups with controllers).
+	sub, _ := os.ReadFile(filepath.Join(base, "cgroup.subtree_control"))
+	enabled := strings.Fields(string(sub))
+	for _, c := range []string{"memory", "pids"} {
+		if !contains(avail, c) {
+			continue
+		}
+		if !contains(enabled, c) {
+			if werr := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte("+"+c), 0); werr != nil {
+				why = fmt.Sprintf("cgroup v2: %s not delegated to %s (%v)", c, base, errors.Unwrap(werr))
+				continue
+			}
+		}
+		if c == "memory" {
+			h.memory = true
+		} else {
+			h.pids = true
+		}
+	}
+	h.dir = filepath.Join(base, cgroupParent, instance)
+	if err := prepareInstance(base, instance, &h, alive); err != nil {
+		return h, false, "cgroup v2: " + err.Error()
+	}
+	h.kill = fileExists(filepath.Join(h.dir, "cgroup.kill"))
+	return h, true, why
+}
+
+// prepareV1Hierarchy creates this instance's directory in the v1 mount m
+// of controller c ("memory" or "pids") below our cgroup ownPath. ok is
+// false when the mount is not usable; why says why when it failed.
+func prepareV1Hierarchy(m cgroupMount, c, ownPath, instance string, alive func(string) bool) (h cgroupHier, ok bool, why string) {
+	base, ok := ownDir(m, ownPath)
+	if !ok {
+		return h, false, ""
+	}
+	h = cgroupHier{dir: filepath.Join(base, cgroupParent, instance), memory: c == "memory", pids: c == "pids"}
+	if err := prepareInstance(base, instance, &h, alive); err != nil {
+		return h, false, fmt.Sprintf("cgroup v1 %s: %v", c, err)
+	}
+	if c == "memory" {
+		h.memsw = fileExists(filepath.Join(h.dir, "memory.memsw.limit_in_bytes"))
+	}
+	return h, true, ""
+}
+
+// collectCgroups is the set of the chosen hierarchies, each directory
+// once, with a description of which gives memory, pids and kill.
+func collectCgroups(memH, pidsH, killH *cgroupHier) *cgroups {
 	cg := &cgroups{}
 	var parts []string
 	seen := map[string]bool{}
@@ -232,19 +297,7 @@ func setupCgroups(instance, parentPath string, alive func(string) bool) (*cgroup
 	describe(pidsH, "pids")
 	describe(killH, "kill")
 	cg.detail = strings.Join(parts, ", ")
-	if memH == nil || pidsH == nil {
-		cg.remove()
-		why := "no memory and pids controllers mounted"
-		if v2why != "" {
-			why = v2why
-		} else if memH != nil {
-			why = "no pids controller"
-		} else if pidsH != nil {
-			why = "no memory controller"
-		}
-		return nil, errors.New(why)
-	}
-	return cg, nil
+	return cg
 }
 
 func contains(list []string, s string) bool {

@@ -320,40 +320,20 @@ func (r *runner) rounds(ctx context.Context) error {
 // advance closes the campaign's current round: it stops the campaign
 // (false) or queues the next round (true).
 func (r *runner) advance(ctx context.Context, rf *Refine) (bool, error) {
-	st := r.e.Store
-	c, err := st.Campaign(ctx, r.c.ID)
+	c, err := r.e.Store.Campaign(ctx, r.c.ID)
 	if err != nil {
 		return false, err
 	}
 	round := c.Round
-	var draft RoundRecord
-	stored, err := st.Round(ctx, c.ID, round)
-	switch {
-	case err == nil && stored.Final:
-		rec, err := DecodeRoundRecord(stored.Record)
-		if err != nil {
-			return false, err
-		}
-		r.setDoneNote(rec.Stop)
-		return false, nil
-	case err == nil:
-		if draft, err = DecodeRoundRecord(stored.Record); err != nil {
-			return false, err
-		}
-	case !errors.Is(err, runs.ErrNotFound):
-		return false, err
-	}
-	results, err := st.Results(ctx, c.ID, round)
+	stored, final, err := r.storedRound(ctx, c.ID, round)
 	if err != nil {
 		return false, err
 	}
-	var prev []runs.Result
-	if round > 0 {
-		if prev, err = st.Results(ctx, c.ID, round-1); err != nil {
-			return false, err
-		}
+	if final {
+		r.setDoneNote(stored.Stop)
+		return false, nil
 	}
-	tasks, err := st.Tasks(ctx, c.ID, -1)
+	results, prev, tasks, err := r.roundInputs(ctx, c.ID, round)
 	if err != nil {
 		return false, err
 	}
@@ -373,31 +353,8 @@ func (r *runner) advance(ctx context.Context, rf *Refine) (bool, error) {
 		DecidedAt: time.Now().UTC()}
 	// Synthesis: one call per targeted category, each reply made durable
 	// before the next call.
-	done := map[string]SynthRecord{}
-	for _, s := range draft.Synth {
-		if s.ReplyBlob != "" || s.Error != "" {
-			done[s.Category] = s
-		}
-	}
-	for _, req := range d.Requests {
-		if s, ok := done[req.Category]; ok {
-			r.log.Info("resynthesis reply reused from the draft", "round", round, "category", req.Category)
-			rec.Synth = append(rec.Synth, s)
-			continue
-		}
-		r.note(ctx, fmt.Sprintf("round %d: synthesising %d %s tasks", round+1, req.K, req.Category))
-		s, err := r.synthesise(ctx, rf, req)
-		if err != nil {
-			return false, fmt.Errorf("synthesise %s: %w", req.Category, err)
-		}
-		rec.Synth = append(rec.Synth, s)
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return false, err
-		}
-		if err := st.SaveRoundDraft(ctx, c.ID, round, b); err != nil {
-			return false, err
-		}
+	if err := r.synthesiseRequests(ctx, rf, c.ID, round, d.Requests, stored, &rec); err != nil {
+		return false, err
 	}
 	r.note(ctx, fmt.Sprintf("round %d: validating synthesised tasks", round+1))
 	synthTasks, err := r.screen(ctx, rf, c.Lane, round+1, rec.Synth, tasks)
@@ -408,6 +365,84 @@ func (r *runner) advance(ctx context.Context, rf *Refine) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("draw round %d: %w", round+1, err)
 	}
+	return r.queueNextRound(ctx, c, rec, drawn, synthTasks)
+}
+
+// storedRound reads the stored record of a campaign's round. final reports
+// that the round is already closed (rec is then its final record);
+// otherwise rec is the draft so far, empty when there is none.
+func (r *runner) storedRound(ctx context.Context, campaignID string, round int) (rec RoundRecord, final bool, err error) {
+	stored, err := r.e.Store.Round(ctx, campaignID, round)
+	switch {
+	case err == nil:
+		if rec, err = DecodeRoundRecord(stored.Record); err != nil {
+			return rec, false, err
+		}
+		return rec, stored.Final, nil
+	case errors.Is(err, runs.ErrNotFound):
+		return rec, false, nil
+	}
+	return rec, false, err
+}
+
+// roundInputs loads what Decide reads: the round's results, the results of
+// the round before (none for round 0) and all the campaign's tasks.
+func (r *runner) roundInputs(ctx context.Context, campaignID string, round int) (results, prev []runs.Result, tasks []runs.Task, err error) {
+	st := r.e.Store
+	if results, err = st.Results(ctx, campaignID, round); err != nil {
+		return nil, nil, nil, err
+	}
+	if round > 0 {
+		if prev, err = st.Results(ctx, campaignID, round-1); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if tasks, err = st.Tasks(ctx, campaignID, -1); err != nil {
+		return nil, nil, nil, err
+	}
+	return results, prev, tasks, nil
+}
+
+// synthesiseRequests appends to rec.Synth one synthesis per request: the
+// draft's when it already holds the category's reply (or error), else a new
+// call, after which rec is saved as the round's draft so the reply is
+// durable before the next call.
+func (r *runner) synthesiseRequests(ctx context.Context, rf *Refine, campaignID string, round int, requests []SynthPlan, draft RoundRecord, rec *RoundRecord) error {
+	done := map[string]SynthRecord{}
+	for _, s := range draft.Synth {
+		if s.ReplyBlob != "" || s.Error != "" {
+			done[s.Category] = s
+		}
+	}
+	for _, req := range requests {
+		if s, ok := done[req.Category]; ok {
+			r.log.Info("resynthesis reply reused from the draft", "round", round, "category", req.Category)
+			rec.Synth = append(rec.Synth, s)
+			continue
+		}
+		r.note(ctx, fmt.Sprintf("round %d: synthesising %d %s tasks", round+1, req.K, req.Category))
+		s, err := r.synthesise(ctx, rf, req)
+		if err != nil {
+			return fmt.Errorf("synthesise %s: %w", req.Category, err)
+		}
+		rec.Synth = append(rec.Synth, s)
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if err := r.e.Store.SaveRoundDraft(ctx, campaignID, round, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueNextRound completes rec with the next round's counts and closes
+// campaign c's current round: with the drawn corpus tasks and the accepted
+// synthesised ones queued as the next round (true), or, when there are
+// none, as where the campaign stops (false).
+func (r *runner) queueNextRound(ctx context.Context, c runs.Campaign, rec RoundRecord, drawn, synthTasks []runs.Task) (bool, error) {
+	round := c.Round
 	rec.Drawn = map[string]int{}
 	for _, t := range drawn {
 		for _, cat := range t.Categories {

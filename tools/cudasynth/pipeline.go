@@ -172,24 +172,37 @@ func (p *pipeline) cudaChain(ctx context.Context) error {
 	p.record(StageCUDACompile, stageResult{ok: true, dur: res.wall,
 		detail: fmt.Sprintf("nvcc %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.cudaBin)>>10, res.cachedNote())})
 
-	// ptx
+	if !p.recordPTX(res, ptxFile) {
+		return nil
+	}
+	p.recordHostAsmCUDA(res)
+	return p.sassStage(ctx, res)
+}
+
+// recordPTX records the ptx stage from the cuda compile's kept PTX file
+// and notes its kernels; it reports whether the stage passed.
+func (p *pipeline) recordPTX(res *jobResult, ptxFile string) bool {
 	ptx, ok := res.e.Files[ptxFile]
 	switch {
 	case !ok:
 		p.record(StagePTX, stageResult{class: tools.ClassCompileError, detail: "nvcc kept no " + ptxFile})
-		return nil
+		return false
 	default:
 		p.ptxKernels = KernelsPTX(string(ptx))
 		p.artifact(ArtifactPTX, p.asm(DialectPTX, string(ptx)))
 		if len(p.ptxKernels) == 0 {
 			p.record(StagePTX, stageResult{class: tools.ClassCompileError,
 				detail: "the program defines no kernel: the PTX has no .entry (write at least one __global__ function and launch it)"})
-			return nil
+			return false
 		}
 		p.record(StagePTX, stageResult{ok: true, detail: fmt.Sprintf("%d kernel(s): %s", len(p.ptxKernels), strings.Join(p.ptxKernels, ", "))})
+		return true
 	}
+}
 
-	// host-asm
+// recordHostAsmCUDA records the host-asm stage from the host assembly the
+// cuda compile kept (fatbin data stripped).
+func (p *pipeline) recordHostAsmCUDA(res *jobResult) {
 	hostAsm, ok := res.e.Files["program.s"]
 	if !ok {
 		p.record(StageHostAsm, stageResult{class: tools.ClassCompileError, detail: "gcc -save-temps left no program.s"})
@@ -203,8 +216,12 @@ func (p *pipeline) cudaChain(ctx context.Context) error {
 				detail: fmt.Sprintf("%d lines, %d fatbin data lines removed", strings.Count(stripped, "\n"), dropped)})
 		}
 	}
+}
 
-	// sass
+// sassStage disassembles the cuda compile's fatbin and records the sass
+// stage: SASS for every target SM, each with every PTX kernel.
+func (p *pipeline) sassStage(ctx context.Context, res *jobResult) error {
+	cfg := p.l.cfg
 	fatbin, ok := res.e.Files["program.fatbin"]
 	if !ok {
 		p.record(StageSASS, stageResult{class: tools.ClassCompileError, detail: "nvcc kept no program.fatbin"})
@@ -254,8 +271,23 @@ func (p *pipeline) cudaChain(ctx context.Context) error {
 // hipChain: hipify, then hip-compile-amd (device and host) and
 // hip-compile-nvidia in parallel.
 func (p *pipeline) hipChain(ctx context.Context) error {
+	hip, ok := p.translateHIP()
+	if !ok {
+		return nil
+	}
+	dev, host, nv := p.hipJobs(hip)
+	amdRes, err := p.compileHIP(ctx, dev, host, nv)
+	if err != nil {
+		return err
+	}
+	p.recordHIPCompileAMD(amdRes[0], amdRes[1])
+	return nil
+}
+
+// translateHIP runs hipify on the source and records the hipify stage; it
+// returns the HIP source and whether the translation is complete.
+func (p *pipeline) translateHIP() ([]byte, bool) {
 	cfg := p.l.cfg
-	reg := cfg.Toolchains
 	start := time.Now()
 	tr, err := cfg.Translate(p.src)
 	dur := time.Since(start)
@@ -263,7 +295,7 @@ func (p *pipeline) hipChain(ctx context.Context) error {
 	if err != nil {
 		p.record(StageHipify, stageResult{class: ClassTranslateUnsupported, dur: dur,
 			detail: "hipify could not read the program: " + err.Error()})
-		return nil
+		return nil, false
 	}
 	p.measure("hipify_replacements", float64(tr.Replacements))
 	p.artifact(ArtifactHIPSource, []byte(tr.HIP))
@@ -278,17 +310,23 @@ func (p *pipeline) hipChain(ctx context.Context) error {
 		}
 		p.record(StageHipify, stageResult{class: ClassTranslateUnsupported, dur: dur,
 			detail: "CUDA constructs without a HIP translation:\n" + strings.Join(lines, "\n")})
-		return nil
+		return nil, false
 	}
 	p.record(StageHipify, stageResult{ok: true, dur: dur, detail: fmt.Sprintf("%d replacements", tr.Replacements)})
-	hip := []byte(tr.HIP)
+	return []byte(tr.HIP), true
+}
 
+// hipJobs are the compiles of the HIP source: the AMD device and host
+// assembly (hipcc -S) and the NVIDIA executable (nvcc).
+func (p *pipeline) hipJobs(hip []byte) (dev, host, nv job) {
+	cfg := p.l.cfg
+	reg := cfg.Toolchains
 	amdArgs := append(append([]string{}, cfg.HIPCCFlags...), reg.HIPArgs(cfg.AMDArch)...)
-	dev := job{name: "hip-amd-device", tool: toolchain.HIPCC,
+	dev = job{name: "hip-amd-device", tool: toolchain.HIPCC,
 		args:    append(append([]string{}, amdArgs...), "--cuda-device-only", "-S", "-o", "program.rdna3.s", hipFile),
 		inputs:  map[string][]byte{hipFile: hip},
 		outputs: []string{"program.rdna3.s"}}
-	host := job{name: "hip-amd-host", tool: toolchain.HIPCC,
+	host = job{name: "hip-amd-host", tool: toolchain.HIPCC,
 		args:    append(append([]string{}, amdArgs...), "--cuda-host-only", "-S", "-o", "program.host.s", hipFile),
 		inputs:  map[string][]byte{hipFile: hip},
 		outputs: []string{"program.host.s"}}
@@ -304,9 +342,16 @@ func (p *pipeline) hipChain(ctx context.Context) error {
 		nvArgs = append(nvArgs, gencodes(cfg.SMs)...)
 	}
 	nvArgs = append(nvArgs, "-o", hipExe, hipFile)
-	nv := job{name: "hip-nvidia", tool: toolchain.NVCC, args: nvArgs,
+	nv = job{name: "hip-nvidia", tool: toolchain.NVCC, args: nvArgs,
 		inputs: map[string][]byte{hipFile: hip}, outputs: []string{hipExe}}
+	return dev, host, nv
+}
 
+// compileHIP runs the AMD device and host compiles and the NVIDIA compile
+// in parallel, recording hip-compile-nvidia and any hip-compile-amd
+// failure. It returns the AMD compiles' results (device, host), nil where
+// a compile was canceled by an earlier failure.
+func (p *pipeline) compileHIP(ctx context.Context, dev, host, nv job) ([2]*jobResult, error) {
 	var amdRes [2]*jobResult
 	g, gctx := errgroup.WithContext(ctx)
 	for i, j := range []job{dev, host} {
@@ -329,42 +374,52 @@ func (p *pipeline) hipChain(ctx context.Context) error {
 			return nil
 		})
 	}
-	g.Go(func() error {
-		jctx, cancel := p.jobContext(gctx, StageHIPCompileNvidia)
-		defer cancel()
-		res, err := p.l.compile(jctx, nv)
-		if err != nil {
-			if canceledByUs(gctx, jctx) {
-				return nil
-			}
-			return err
-		}
-		p.measure("hip_compile_nvidia_ms", ms(res.e.Wall))
-		p.countCompile(res)
-		if !res.ok() {
-			p.record(StageHIPCompileNvidia, p.hipFailure(res))
+	g.Go(func() error { return p.compileHIPNvidia(gctx, nv) })
+	err := g.Wait()
+	return amdRes, err
+}
+
+// compileHIPNvidia runs the NVIDIA compile of the HIP source and records
+// hip-compile-nvidia, keeping the executable.
+func (p *pipeline) compileHIPNvidia(ctx context.Context, nv job) error {
+	cfg := p.l.cfg
+	jctx, cancel := p.jobContext(ctx, StageHIPCompileNvidia)
+	defer cancel()
+	res, err := p.l.compile(jctx, nv)
+	if err != nil {
+		if canceledByUs(ctx, jctx) {
 			return nil
 		}
-		p.hipBin = res.e.Files[hipExe]
-		if cfg.KeepBinaries {
-			p.artifact(ArtifactHIPBinary, p.hipBin)
-		}
-		p.record(StageHIPCompileNvidia, stageResult{ok: true, dur: res.wall,
-			detail: fmt.Sprintf("nvcc -D__HIP_PLATFORM_NVIDIA__ %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.hipBin)>>10, res.cachedNote())})
-		return nil
-	})
-	if err := g.Wait(); err != nil {
 		return err
 	}
-	devRes, hostRes := amdRes[0], amdRes[1]
+	p.measure("hip_compile_nvidia_ms", ms(res.e.Wall))
+	p.countCompile(res)
+	if !res.ok() {
+		p.record(StageHIPCompileNvidia, p.hipFailure(res))
+		return nil
+	}
+	p.hipBin = res.e.Files[hipExe]
+	if cfg.KeepBinaries {
+		p.artifact(ArtifactHIPBinary, p.hipBin)
+	}
+	p.record(StageHIPCompileNvidia, stageResult{ok: true, dur: res.wall,
+		detail: fmt.Sprintf("nvcc -D__HIP_PLATFORM_NVIDIA__ %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.hipBin)>>10, res.cachedNote())})
+	return nil
+}
+
+// recordHIPCompileAMD records hip-compile-amd from the device and host
+// compiles' assembly once both succeeded, and keeps the RDNA3 text for
+// checkRDNA3.
+func (p *pipeline) recordHIPCompileAMD(devRes, hostRes *jobResult) {
+	cfg := p.l.cfg
 	if devRes == nil || hostRes == nil || !devRes.ok() || !hostRes.ok() {
-		return nil // failure recorded, or canceled by an earlier failure
+		return // failure recorded, or canceled by an earlier failure
 	}
 	rdna, okD := devRes.e.Files["program.rdna3.s"]
 	hostAsm, okH := hostRes.e.Files["program.host.s"]
 	if !okD || !okH {
 		p.record(StageHIPCompileAMD, stageResult{class: ClassHIPCompileError, detail: "hipcc -S wrote no assembly"})
-		return nil
+		return
 	}
 	p.rdna3Raw = string(rdna)
 	p.artifact(ArtifactRDNA3, p.asm(DialectAMDGPU, string(rdna)))
@@ -376,7 +431,6 @@ func (p *pipeline) hipChain(ctx context.Context) error {
 	p.record(StageHIPCompileAMD, stageResult{ok: true, dur: max(devRes.wall, hostRes.wall),
 		detail: fmt.Sprintf("hipcc %s: device %d lines, host %d lines%s", cfg.AMDArch, strings.Count(string(rdna), "\n"),
 			strings.Count(string(hostAsm), "\n"), note)})
-	return nil
 }
 
 // hipFailure describes a failed HIP compile.
@@ -606,7 +660,6 @@ func gencodes(sms []string) []string {
 	return out
 }
 
-// missingFrom lists the names of want absent from have.
 // KernelBase is a kernel's name without its mangled parameter types:
 // "_Z9clothStepPK6float4S1_PS_" -> "clothStep", "_ZN2ns1kEv" -> "ns::k";
 // an unmangled (extern "C") name is returned as is.
@@ -655,6 +708,7 @@ func kernelBases(names []string) []string {
 	return out
 }
 
+// missingFrom lists the names of want absent from have.
 func missingFrom(want, have []string) []string {
 	set := map[string]bool{}
 	for _, h := range have {
