@@ -34,9 +34,12 @@ install() {
 	# nvidia-cuda-toolkit (nvcc 11.8, contrib/non-free), hipcc, libamdhip64-dev,
 	# rocm-device-libs, llvm-15: the CUDA and HIP lanes (see the design notes).
 	# bubblewrap, libseccomp-dev: sandbox layers. procps: process checks in tests.
-	local pkgs=(gcc libc6-dev binutils make ca-certificates git procps util-linux
+	# python3-torch, libtorch-dev, pybind11-dev, ninja-build, g++: the torch2cuda
+	# lane's judge on the CPU (Debian's CPU build of PyTorch 1.13; a GPU host
+	# brings its own CUDA build).
+	local pkgs=(gcc g++ libc6-dev binutils make ca-certificates git procps util-linux
 		nvidia-cuda-toolkit hipcc libamdhip64-dev rocm-device-libs llvm-15 libhiprand-dev librocrand-dev
-		bubblewrap)
+		bubblewrap python3-torch libtorch-dev pybind11-dev ninja-build)
 	local missing=()
 	for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 	if ! command -v go >/dev/null 2>&1; then missing+=(golang-go); fi

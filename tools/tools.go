@@ -110,6 +110,10 @@ type Verdict struct {
 	// first differing output lines, the crash signal.
 	Diagnostic   string             `json:"diagnostic,omitempty"`
 	Measurements map[string]float64 `json:"measurements,omitempty"`
+	// Suspicion lists why the answer seems to sidestep the task (found
+	// while verifying it: no custom kernel launched, results cached...).
+	// A suspected answer never passes.
+	Suspicion []string `json:"suspicion,omitempty"`
 	// Artifacts are named outputs worth keeping (the converted assembly,
 	// the program's output, ...). Stored in the blob store by the caller.
 	Artifacts map[string][]byte `json:"-"`

@@ -39,6 +39,7 @@ const (
 	exitOK       = 0
 	exitFail     = 1 // the work ran and failed (a verdict, a failed campaign)
 	exitBadInput = 2 // bad flags, spec or files
+	exitPending  = 3 // kiln verify: stages this host cannot run (no GPU)
 )
 
 // usageError marks errors caused by the command line or input files.
@@ -163,11 +164,14 @@ func run(ctx context.Context, args []string, e env) int {
 	var ue usageError
 	var kue kit.UsageError
 	var ve verdictFailed
+	var vp verdictPending
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ve):
 		return exitFail
+	case errors.As(err, &vp):
+		return exitPending
 	case errors.As(err, &ue), errors.As(err, &kue):
 		fmt.Fprintf(e.stderr, "kiln %s: %v\n", args[0], err)
 		return exitBadInput

@@ -297,6 +297,9 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(rep.Speed) > 0 {
+		printSpeed(out, rep.Speed)
+	}
 	if len(rep.ModelFaults) > 0 {
 		fmt.Fprintf(out, "\nmodel faults (failed calls, retried ones included): %s\n", topClasses(rep.ModelFaults, len(rep.ModelFaults)))
 	}
@@ -316,6 +319,29 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 		t.Attempts, t.PromptTokens, t.CompletionTokens, t.ReasoningTokens, msString(t.LatencyMS),
 		sc.Calls, sc.PromptTokens, sc.CompletionTokens, msString(sc.LatencyMS))
 	return nil
+}
+
+// printSpeed prints the kernel-speed table: exec and fast_p with their
+// intervals, the geometric-mean speedup and pass@1.
+func printSpeed(out io.Writer, speed []refinement.SpeedStats) {
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "CATEGORY\tJUDGED\tEXEC\t")
+	for _, p := range refinement.FastThresholds {
+		fmt.Fprintf(tw, "%s\t", strings.ToUpper(refinement.FastKey(p)))
+	}
+	fmt.Fprintln(tw, "GEOMEAN SPEEDUP\tPASS@1\t")
+	rate := func(r refinement.Rate) string {
+		return fmt.Sprintf("%.1f%% [%.0f, %.0f]", 100*r.Rate, 100*r.Low, 100*r.High)
+	}
+	for _, s := range speed {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t", s.Category, s.Judged, rate(s.Exec))
+		for _, p := range refinement.FastThresholds {
+			fmt.Fprintf(tw, "%s\t", rate(s.Fast[refinement.FastKey(p)]))
+		}
+		fmt.Fprintf(tw, "%.3gx\t%.3f\t\n", s.GeoMeanSpeedup, s.PassAtK["1"])
+	}
+	tw.Flush()
 }
 
 func msString(ms int64) string {

@@ -15,8 +15,9 @@ import (
 
 // cmdVerify judges one answer by hand with a lane's verifier: exit 0
 // pass (every stage that can run here passed; stages that need another
-// host, such as a GPU, are reported as skipped), 1 fail, 2 bad input. The
-// lane's kit says its flags (kit.VerifyCommand).
+// host, such as a GPU, are reported as skipped), 1 fail, 2 bad input, and
+// for lanes that ask for it (kit.VerifyCommand.ExitPending) 3 when stages
+// are pending. The lane's kit says its flags.
 func cmdVerify(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return badInput("usage: kiln verify LANE [flags]; lanes: %s", strings.Join(laneNames(), ", "))
@@ -79,8 +80,17 @@ func cmdVerify(ctx context.Context, args []string, e env) error {
 	if !v.Pass {
 		return verdictFailed{}
 	}
+	if k.Verify.ExitPending && len(tools.PendingStages(v)) > 0 {
+		return verdictPending{}
+	}
 	return nil
 }
+
+// verdictPending is returned by kiln verify when stages could not run on
+// this host (the lane's VerifyCommand.ExitPending): exit 3.
+type verdictPending struct{}
+
+func (verdictPending) Error() string { return "pending" }
 
 // verifyDataDir keeps kiln verify's caches out of the way when no data
 // folder exists: it never creates a run database.
@@ -98,6 +108,14 @@ type verdictOut struct {
 	Stages       []tools.Stage      `json:"stages"`
 	Diagnostic   string             `json:"diagnostic,omitempty"`
 	Measurements map[string]float64 `json:"measurements,omitempty"`
+	// Pending lists the stages this host could not run.
+	Pending []string `json:"pending,omitempty"`
+	// Suspicion lists why the answer seems to sidestep the task.
+	Suspicion []string `json:"suspicion,omitempty"`
+	// The kernel lanes' headline figures, copied from Measurements.
+	Speedup   *float64 `json:"speedup,omitempty"`
+	MaxAbsErr *float64 `json:"max_abs_err,omitempty"`
+	MaxRelErr *float64 `json:"max_rel_err,omitempty"`
 }
 
 func verdictJSON(v tools.Verdict) verdictOut {
@@ -105,8 +123,14 @@ func verdictJSON(v tools.Verdict) verdictOut {
 	if v.Pass {
 		class = "pass"
 	}
-	return verdictOut{Pass: v.Pass, Class: class, Stage: v.Stage, Stages: v.Stages,
-		Diagnostic: v.Diagnostic, Measurements: v.Measurements}
+	out := verdictOut{Pass: v.Pass, Class: class, Stage: v.Stage, Stages: v.Stages,
+		Diagnostic: v.Diagnostic, Measurements: v.Measurements, Pending: tools.PendingStages(v), Suspicion: v.Suspicion}
+	for name, dst := range map[string]**float64{"speedup": &out.Speedup, "max_abs_err": &out.MaxAbsErr, "max_rel_err": &out.MaxRelErr} {
+		if x, ok := v.Measurements[name]; ok {
+			*dst = &x
+		}
+	}
+	return out
 }
 
 func printVerdict(e env, v tools.Verdict) {
@@ -119,6 +143,10 @@ func printVerdict(e env, v tools.Verdict) {
 			mark = "FAIL"
 		}
 		fmt.Fprintf(e.stdout, "  %-18s %-7s %s\n", s.Name, mark, firstLine(s.Detail))
+	}
+	if pending := tools.PendingStages(v); v.Pass && len(pending) > 0 {
+		fmt.Fprintf(e.stdout, "PASS so far; PENDING %s (this host cannot run it)\n", strings.Join(pending, ", "))
+		return
 	}
 	if v.Pass {
 		fmt.Fprintln(e.stdout, "PASS")

@@ -18,6 +18,9 @@ type CampaignReport struct {
 	Parent   string                     `json:"parent,omitempty"`
 	Round    int                        `json:"round"`
 	Stats    []refinement.CategoryStats `json:"categories"`
+	// Speed are the kernel-speed figures (exec, fast_p, geomean speedup,
+	// pass@k) per category, for lanes that measure them.
+	Speed []refinement.SpeedStats `json:"speed,omitempty"`
 	// Refinement is the per-round report (every round, whatever --round).
 	Refinement refinement.Report `json:"refinement"`
 	Decisions  []RoundRecord     `json:"decisions,omitempty"`
@@ -69,6 +72,7 @@ func BuildCampaignReport(ctx context.Context, st *runs.Store, camp runs.Campaign
 		}
 	}
 	rep.Stats = refinement.Stats(sel)
+	rep.Speed = refinement.SpeedStatsBy(sel, refinement.ByCategory)
 	if rep.ModelFaults, err = st.Faults(ctx, camp.ID); err != nil {
 		return rep, err
 	}

@@ -91,6 +91,9 @@ func (d *detector) locate(ctx context.Context, name string) Tool {
 		}
 		return t
 	}
+	if name == Torch {
+		return d.locateTorch(ctx, t)
+	}
 	arg := "--version"
 	out, err := d.exec(ctx, "", t.Env, 10*time.Second, t.Path, arg)
 	if err != nil {
@@ -100,6 +103,44 @@ func (d *detector) locate(ctx context.Context, name string) Tool {
 	t.Version = parseVersion(name, out)
 	if t.Version == "" {
 		t.Error = fmt.Sprintf("%s %s printed no version", t.Path, arg)
+	}
+	return t
+}
+
+// torchQuery prints Python's version, torch's version, torch's CUDA
+// version and torch's package folder without importing torch (which costs
+// seconds): from the package metadata and torch/version.py.
+const torchQuery = `import importlib.metadata as m, importlib.util as u, os, re, sys
+s = u.find_spec("torch")
+if s is None or not s.submodule_search_locations:
+    sys.exit("no torch module")
+d = list(s.submodule_search_locations)[0]
+cuda = "none"
+try:
+    v = open(os.path.join(d, "version.py")).read()
+    g = re.search(r"^cuda\s*(?::\s*\S+)?\s*=\s*['\"]([^'\"]+)['\"]", v, re.M)
+    if g:
+        cuda = g.group(1)
+except OSError:
+    pass
+print("python %d.%d.%d, torch %s, cuda %s" % (sys.version_info[:3] + (m.version("torch"), cuda)))
+print(os.path.dirname(d))`
+
+// locateTorch reads torch's versions and folder through python3.
+func (d *detector) locateTorch(ctx context.Context, t Tool) Tool {
+	out, err := d.exec(ctx, "", t.Env, 30*time.Second, t.Path, "-I", "-c", torchQuery)
+	if err != nil {
+		t.Error = fmt.Sprintf("%s: torch: %v", t.Path, firstLine(err.Error()))
+		return t
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "python ") {
+		t.Error = fmt.Sprintf("%s: torch: unexpected answer %q", t.Path, clip(out, 200))
+		return t
+	}
+	t.Version = lines[0]
+	if site := strings.TrimSpace(lines[1]); filepath.IsAbs(site) {
+		t.Dirs = []string{site}
 	}
 	return t
 }

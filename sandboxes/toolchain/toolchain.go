@@ -27,6 +27,10 @@ const (
 	LLVMMC    = "llvm-mc"
 	LLVMDis   = "llvm-dis"
 	LLVMAs    = "llvm-as"
+	// Torch is python3 with PyTorch (the torch2cuda judge). Its version
+	// line names Python, torch and torch's CUDA; Dirs hold torch's
+	// site-packages folder for the sandbox view.
+	Torch = "torch"
 )
 
 // Targets a tool can build for.
@@ -68,11 +72,12 @@ func defaultNames() map[string][]string {
 		LLVMMC:    {"llvm-mc-15", "llvm-mc"},
 		LLVMDis:   {"llvm-dis-15", "llvm-dis"},
 		LLVMAs:    {"llvm-as-15", "llvm-as"},
+		Torch:     {"python3"},
 	}
 }
 
 // toolOrder is the registry's (and the report's) order.
-var toolOrder = []string{GCC, AS, LD, Clang, NVCC, CUObjdump, HIPCC, LLVMMC, LLVMDis, LLVMAs}
+var toolOrder = []string{GCC, AS, LD, Clang, NVCC, CUObjdump, HIPCC, LLVMMC, LLVMDis, LLVMAs, Torch}
 
 // Config configures [Detect].
 type Config struct {
@@ -163,6 +168,9 @@ type Tool struct {
 	Targets []string `json:"targets,omitempty"`
 	// Failed says why a target's probe failed.
 	Failed map[string]string `json:"failed,omitempty"`
+	// Dirs are folders outside the system folders the tool needs in a
+	// sandbox's view (torch's site-packages in a virtualenv or /opt).
+	Dirs []string `json:"dirs,omitempty"`
 	// Error says why the tool is unusable (not found, no version).
 	Error string `json:"error,omitempty"`
 	// Cached is set when the targets come from the probe cache.
@@ -338,6 +346,9 @@ func (r *Registry) SandboxPaths() []string {
 		for _, f := range toolConfigFiles[name] {
 			add(f)
 		}
+		for _, d := range t.Dirs {
+			add(d)
+		}
 		// /opt/rocm-5.2/bin/hipcc -> /opt/rocm-5.2
 		if real, err := filepath.EvalSymlinks(t.Path); err == nil {
 			add(filepath.Dir(filepath.Dir(real)))
@@ -502,7 +513,7 @@ func hints(r *Registry) []string {
 	pkg := map[string]string{
 		GCC: "gcc", AS: "binutils", LD: "binutils", Clang: "clang-15", NVCC: "nvidia-cuda-toolkit (Debian contrib non-free)",
 		CUObjdump: "nvidia-cuda-toolkit", HIPCC: "hipcc libamdhip64-dev rocm-device-libs", LLVMMC: "llvm-15",
-		LLVMDis: "llvm-15", LLVMAs: "llvm-15",
+		LLVMDis: "llvm-15", LLVMAs: "llvm-15", Torch: "python3-torch (CPU only; a GPU host needs a CUDA build of PyTorch)",
 	}
 	for _, name := range r.names() {
 		t := r.tools[name]

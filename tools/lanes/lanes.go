@@ -7,6 +7,7 @@ import (
 	"github.com/kiln-dev/kiln/tools/c2x86"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 	"github.com/kiln-dev/kiln/tools/kit"
+	"github.com/kiln-dev/kiln/tools/torch2cuda"
 )
 
 // Kits returns every registered lane kit.
@@ -14,6 +15,7 @@ func Kits() []kit.Kit {
 	return []kit.Kit{
 		c2x86.Kit(),
 		cudasynth.Kit(),
+		torch2cuda.Kit(),
 	}
 }
 

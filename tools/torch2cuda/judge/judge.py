@@ -1,0 +1,2112 @@
+#!/usr/bin/env python3
+"""kiln torch2cuda judge: verdicts for PyTorch -> CUDA kernel candidates.
+
+    judge.py probe
+    judge.py judge   --reference REF.py --candidate CAND.py [--out FILE] [options]
+    judge.py batch   --jobs JOBS.jsonl --out RESULTS.jsonl [options]
+    judge.py compile --candidate CAND.py [--reference REF.py] [--build-dir DIR] [--arch 9.0]
+
+See README.md beside this file for the JSON, the isolation model and the
+anti-cheat rules.  Python 3 standard library + torch only; works with torch 2.x
+on CUDA and with torch 1.13 on the CPU.
+
+Isolation: this (parent) process imports torch but never initialises CUDA.
+Every evaluation runs in a forked child (its own process group, stdin/out/err
+redirected, inherited descriptors closed, optionally a Landlock write guard)
+which sends its stages and result back over a pipe as JSON lines.  The parent
+enforces the timeout (SIGKILL of the child's process group) and classifies a
+child that died without a result.
+"""
+
+import argparse
+import copy
+import ctypes
+import faulthandler
+import fcntl
+import functools
+import hashlib
+import importlib.util
+import inspect
+import json
+import math
+import os
+import platform
+import re
+import select
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+
+import torch  # noqa: E402  (this process must never initialise CUDA)
+
+JUDGE_VERSION = "kiln-judge/1"
+CACHE_FORMAT = "kiln-build-cache/1"
+
+# Originals, captured when the judge module is imported (no candidate code has run yet;
+# children are forked from this process, so they hold these very objects).
+_perf = time.perf_counter
+_monotonic = time.monotonic
+_ORIG_EVENT = getattr(torch.cuda, "Event", None)
+_ORIG_SYNC = torch.cuda.synchronize
+_ORIG_CUR_STREAM = torch.cuda.current_stream
+_ORIG_SET_STREAM = getattr(torch.cuda, "set_stream", None)
+try:
+    import torch.profiler as _tprof  # importing the profiler does not initialise CUDA
+    _ORIG_PROFILE, _ORIG_ACTIVITY = _tprof.profile, _tprof.ProfilerActivity
+except Exception:  # pragma: no cover
+    _ORIG_PROFILE = _ORIG_ACTIVITY = None
+
+# ----------------------------------------------------------------------------- small helpers
+
+
+def _clean(o):
+    """JSON-safe copy: non-finite floats -> None, unknown objects -> str."""
+    if isinstance(o, bool) or o is None or isinstance(o, str):
+        return o
+    if isinstance(o, int):
+        return o
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple, set)):
+        return [_clean(v) for v in o]
+    try:
+        f = float(o)
+        return f if math.isfinite(f) else None
+    except Exception:
+        return str(o)
+
+
+def dumps(o):
+    return json.dumps(_clean(o), separators=(",", ":"), allow_nan=False)
+
+
+def _tail(text, lines=12, chars=2000):
+    text = text or ""
+    out = "\n".join(text.rstrip().splitlines()[-lines:])
+    return out[-chars:]
+
+
+def _exc_text(exc, lines=12):
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return _tail(tb, lines)
+
+
+_ILLEGAL_RX = re.compile(
+    r"illegal memory access|illegal address|misaligned address|unspecified launch failure|"
+    r"an illegal instruction|CUDA_ERROR_ILLEGAL|CUDA_ERROR_MISALIGNED|cudaErrorIllegalAddress|"
+    r"cudaErrorMisalignedAddress|cudaErrorLaunchFailure|ILLEGAL_ADDRESS", re.I)
+_CUDA_ERR_RX = re.compile(r"CUDA error|cuda runtime error|CUDA_ERROR|cudaError|CUBLAS_STATUS|CUDNN_STATUS", re.I)
+
+
+def _median(xs):
+    return statistics.median(xs) if xs else None
+
+
+# ----------------------------------------------------------------------------- static scan
+# Patterns with no place in a kernel answer: they reach into the judge, the
+# process, the dispatcher or the profiler.  Each hit is a suspicion (README).
+
+_SCAN_RULES = [
+    (r"\bsys\s*\.\s*modules\b|\bimport\s+__main__\b|\bfrom\s+__main__\s+import\b", "reaches into loaded modules"),
+    (r"\bgc\s*\.\s*get_(?:objects|referrers|referents)\b", "walks the garbage collector"),
+    (r"\bsys\s*\.\s*_getframe\b|\bf_back\b|\bf_globals\b|\bf_locals\b|\bcurrentframe\s*\(|\binspect\s*\.\s*stack\b",
+     "inspects the call stack"),
+    (r"(?m)^\s*(?:import|from)\s+(?:ctypes|subprocess|socket|multiprocessing|threading|_thread|signal|atexit|"
+     r"builtins|gc|importlib|inspect|marshal|pickle|shutil|resource|mmap|fcntl|pty|asyncio|concurrent)\b",
+     "imports a process/introspection module"),
+    (r"\b__builtins__\b", "touches builtins"),
+    (r"/proc/|/dev/(?:fd|shm|mem)\b", "accesses /proc or /dev files"),
+    (r"\bos\s*\.\s*(?:write|writev|read|dup2?|_exit|abort|kill|killpg|fork|forkpty|setsid|setpgid|setpgrp|system|"
+     r"popen|exec[lv]p?e?|spawn\w*|posix_spawnp?|pipe2?|open|fdopen|remove|unlink|rename|replace|rmdir|chmod|"
+     r"chown|truncate|ftruncate|symlink|link|putenv|unsetenv|chdir|sched_setaffinity|nice)\s*\(",
+     "calls low-level os functions"),
+    (r"(?<![\w.])(?:eval|exec|compile|__import__|globals)\s*\(", "runs dynamic code"),
+    (r"(?<![\w.])open\s*\(\s*\d|\bFileIO\b", "opens raw file descriptors"),
+    (r"(?m)^[ \t]*(?!torch\s*\.\s*backends\b)(?:torch|time|os|sys|nn|F|math|builtins|importlib|cpp_extension)"
+     r"(?:\s*\.\s*\w+)+\s*=(?!=)", "assigns to a library attribute (monkeypatching)"),
+    (r"\bsetattr\s*\(\s*(?:torch|time|os|sys|nn|F|math|builtins)\b", "setattr on a library (monkeypatching)"),
+    (r"\btorch\s*\.\s*library\b|(?<![\w.])Library\s*\(|TORCH_LIBRARY_IMPL\s*\(\s*aten\b|"
+     r"TORCH_LIBRARY_FRAGMENT\s*\(\s*aten\b", "overrides torch operators"),
+    (r"TorchDispatchMode|TorchFunctionMode|__torch_dispatch__|__torch_function__|_python_dispatch|"
+     r"_len_torch_(?:function|dispatch)_stack|DisableTorchFunction", "uses torch dispatch/function modes"),
+    (r"\btorch\s*\.\s*profiler\b|\bautograd\s*\.\s*profiler\b|_kineto|profiler_enabled|\bcupti", "inspects the profiler"),
+    (r"\bdlopen\s*\(|\bdlsym\s*\(|\bPy(?:Run|Import|Eval|Sys)_\w+\s*\(|py::module_?::import|pybind11::module_?::import|"
+     r"py::eval|py::exec|pybind11::eval|pybind11::exec", "native code loads libraries or calls into Python"),
+    (r"\bsyscall\s*\(|(?<![\w.])fork\s*\(\s*\)|\bexecv[pe]?\s*\(|\bpopen\s*\(|std::system\s*\(|\bptrace\s*\(|"
+     r"\bsetsid\s*\(", "native process control"),
+    (r"\bcudaDeviceReset\b|\bcuCtxDestroy\b|\bcuDevicePrimaryCtxReset\b|\bcudaSetDeviceFlags\b", "resets the CUDA context"),
+]
+_SCAN_RX = [(re.compile(p), label) for p, label in _SCAN_RULES]
+
+
+def static_scan(text):
+    reasons = []
+    for rx, label in _SCAN_RX:
+        m = rx.search(text)
+        if m:
+            snippet = " ".join(m.group(0).split())[:40]
+            reasons.append("suspicious code: %s (%r)" % (label, snippet))
+    return reasons
+
+
+# ----------------------------------------------------------------------------- Landlock write guard
+
+_LL_WRITE = ((1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10)
+             | (1 << 11) | (1 << 12))
+
+
+def fs_guard(writable):
+    """Restrict this process (and its descendants) to writing only under `writable` dirs
+    with Landlock; since ABI 6 also forbid signalling processes outside the domain.
+    Best effort: returns a status string ('landlock abi N' or why not)."""
+    if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "aarch64", "amd64"):
+        return "unavailable: platform"
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        sc = libc.syscall
+        sc.restype = ctypes.c_long
+        L = ctypes.c_long
+        abi = sc(L(444), None, L(0), L(1))
+        if abi < 1:
+            return "unavailable: landlock (errno %d)" % ctypes.get_errno()
+        access = _LL_WRITE | ((1 << 13) if abi >= 2 else 0) | ((1 << 14) if abi >= 3 else 0)
+        scoped = 3 if abi >= 6 else 0
+
+        class Attr(ctypes.Structure):
+            _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+        class Beneath(ctypes.Structure):
+            _pack_ = 1
+            _fields_ = [("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32)]
+
+        attr = Attr(access, 0, scoped)
+        size = 24 if abi >= 6 else (16 if abi >= 4 else 8)
+        rfd = sc(L(444), ctypes.byref(attr), L(size), L(0))
+        if rfd < 0:
+            return "unavailable: create_ruleset errno %d" % ctypes.get_errno()
+        try:
+            seen = set()
+            for p in writable:
+                if not p:
+                    continue
+                try:
+                    rp = os.path.realpath(p)
+                    if rp in seen or not os.path.isdir(rp):
+                        continue
+                    seen.add(rp)
+                    pfd = os.open(rp, os.O_PATH | os.O_CLOEXEC)
+                except OSError:
+                    continue
+                try:
+                    b = Beneath(access, pfd)
+                    sc(L(445), L(rfd), L(1), ctypes.byref(b), L(0))
+                finally:
+                    os.close(pfd)
+            if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+                return "unavailable: no_new_privs errno %d" % ctypes.get_errno()
+            if sc(L(446), L(rfd), L(0)) != 0:
+                return "unavailable: restrict_self errno %d" % ctypes.get_errno()
+        finally:
+            os.close(rfd)
+        return "landlock abi %d%s" % (abi, " +signal scope" if scoped else "")
+    except Exception as e:  # pragma: no cover - best effort
+        return "unavailable: %s" % e
+
+
+def _set_pdeathsig(parent_pid):
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(71)
+
+
+# ----------------------------------------------------------------------------- compile cache (child side)
+
+
+def _norm_sources(s):
+    if s is None:
+        return []
+    if isinstance(s, str):
+        return [s]
+    return [str(x) for x in s]
+
+
+_GLOBAL_RX = re.compile(r"__global__")
+_LAUNCH_BOUNDS_RX = re.compile(r"__launch_bounds__\s*\([^()]*(?:\([^()]*\)[^()]*)*\)")
+_COMMENT_RX = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def global_function_names(sources):
+    """Names of __global__ functions declared in CUDA source strings."""
+    names = set()
+    for src in sources:
+        s = _COMMENT_RX.sub(" ", src)
+        for m in _GLOBAL_RX.finditer(s):
+            rest = s[m.end():m.end() + 600]
+            rest = _LAUNCH_BOUNDS_RX.sub(" ", rest)
+            mm = re.match(r"[^;{(]*?([A-Za-z_]\w*)\s*\(", rest)
+            if mm and mm.group(1) not in ("__launch_bounds__", "void"):
+                names.add(mm.group(1))
+    return sorted(names)
+
+
+def compiler_errors(msg, limit=15):
+    lines = (msg or "").splitlines()
+    out = []
+    for i, ln in enumerate(lines):
+        if re.search(r"\berror\b", ln, re.I) and not ln.startswith("FAILED:") and "ninja: build stopped" not in ln \
+                and not ln.startswith("Error building extension"):
+            out.append(ln)
+            for nxt in lines[i + 1:i + 3]:
+                if nxt.strip() and not re.search(r"\berror\b", nxt, re.I):
+                    out.append(nxt)
+        if len(out) >= limit:
+            break
+    if not out:
+        out = lines[-limit:]
+    return "\n".join(out[:limit])[:2500]
+
+
+class BuildCache:
+    """Wraps torch.utils.cpp_extension.load_inline / load so that builds go to
+    BUILD_DIR/<key> (extension 'kiln_<key[:16]>') and are reused across evaluations."""
+
+    def __init__(self, root):
+        from torch.utils import cpp_extension
+        self.ce = cpp_extension
+        self.root = root
+        self.orig_inline = cpp_extension.load_inline
+        self.orig_load = cpp_extension.load
+        self.sig_inline = inspect.signature(self.orig_inline)
+        self.sig_load = inspect.signature(self.orig_load)
+        self.calls = []          # {"key","cached","ms","ok"}
+        self.cuda_sources = []   # CUDA source texts seen
+        self.errors = []         # compiler messages of failed builds
+        self.failed_exc = []     # exception objects raised for failed builds
+
+    def install(self):
+        def load_inline(*args, **kwargs):
+            return self.load_inline(*args, **kwargs)
+
+        def load(*args, **kwargs):
+            return self.load(*args, **kwargs)
+
+        for w, o in ((load_inline, self.orig_inline), (load, self.orig_load)):
+            w.__doc__, w.__wrapped__ = o.__doc__, o
+        self.ce.load_inline = load_inline
+        self.ce.load = load
+        return load_inline, load
+
+    @property
+    def total_ms(self):
+        return sum(c["ms"] for c in self.calls)
+
+    @property
+    def all_cached(self):
+        return bool(self.calls) and all(c["cached"] for c in self.calls)
+
+    def _material(self, kind, args, uses_cuda):
+        return {
+            "format": CACHE_FORMAT, "kind": kind, "args": args,
+            "torch": torch.__version__, "torch_cuda": torch.version.cuda,
+            "arch": (os.environ.get("TORCH_CUDA_ARCH_LIST") or "unset") if uses_cuda else None,
+            "python": list(sys.version_info[:2]), "machine": platform.machine(),
+            "cxx": os.environ.get("CXX"), "cuda_home": os.environ.get("CUDA_HOME") if uses_cuda else None,
+        }
+
+    def load_inline(self, *args, **kwargs):
+        ba = self.sig_inline.bind(*args, **kwargs)
+        ba.apply_defaults()
+        a = dict(ba.arguments)
+        cuda = _norm_sources(a.get("cuda_sources"))
+        self.cuda_sources.extend(cuda)
+        keyargs = {k: v for k, v in a.items() if k not in ("name", "build_directory", "verbose")}
+        keyargs["cpp_sources"] = _norm_sources(a.get("cpp_sources"))
+        keyargs["cuda_sources"] = cuda
+        uses_cuda = bool(cuda) or a.get("with_cuda") is True
+        return self._build(self.orig_inline, "load_inline", keyargs, a, uses_cuda)
+
+    def load(self, *args, **kwargs):
+        ba = self.sig_load.bind(*args, **kwargs)
+        ba.apply_defaults()
+        a = dict(ba.arguments)
+        srcs = _norm_sources(a.get("sources"))
+        digests = []
+        uses_cuda = a.get("with_cuda") is True
+        for p in srcs:
+            with open(p, "rb") as f:
+                data = f.read()
+            digests.append([os.path.abspath(p), hashlib.sha256(data).hexdigest()])
+            if p.endswith((".cu", ".cuh")):
+                uses_cuda = True
+                self.cuda_sources.append(data.decode("utf-8", "replace"))
+        keyargs = {k: v for k, v in a.items() if k not in ("name", "build_directory", "verbose")}
+        keyargs["sources"] = digests
+        return self._build(self.orig_load, "load", keyargs, a, uses_cuda)
+
+    def _build(self, orig, kind, keyargs, a, uses_cuda):
+        material = self._material(kind, keyargs, uses_cuda)
+        key = hashlib.sha256(json.dumps(material, sort_keys=True, default=repr).encode()).hexdigest()
+        name = "kiln_" + key[:16]
+        d = os.path.join(self.root, key)
+        t0 = _perf()
+        rec = {"key": key, "cached": False, "ms": 0.0, "ok": False}
+        self.calls.append(rec)
+        os.makedirs(self.root, exist_ok=True)
+        lockf = open(d + ".lock", "a+")
+        try:
+            fcntl.flock(lockf, fcntl.LOCK_EX)
+            done = os.path.join(d, "kiln_done.json")
+            failed = os.path.join(d, "kiln_failed.json")
+            simple = a.get("is_python_module", True) and not a.get("is_standalone", False)
+            so = os.path.join(d, name + ".so")
+            if os.path.exists(failed):
+                with open(failed) as f:
+                    msg = json.load(f).get("message", "build failed")
+                rec["cached"] = True
+                self.errors.append(msg)
+                exc = RuntimeError(msg)
+                self.failed_exc.append(exc)
+                raise exc
+            if simple and os.path.exists(done) and os.path.exists(so):
+                spec = importlib.util.spec_from_file_location(name, so)
+                mod = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(mod)
+                rec["cached"] = True
+                rec["ok"] = True
+                return mod
+            cached_before = os.path.exists(done)
+            if not cached_before and os.path.isdir(d):
+                shutil.rmtree(d, ignore_errors=True)  # leftovers of an aborted build (stale torch lock)
+            os.makedirs(d, exist_ok=True)
+            stale = os.path.join(d, "lock")
+            if os.path.exists(stale):
+                os.unlink(stale)
+            a2 = dict(a)
+            a2["name"] = name
+            a2["build_directory"] = d
+            a2["verbose"] = False
+            try:
+                mod = orig(**a2)
+            except Exception as e:
+                msg = str(e)
+                self.errors.append(msg)
+                self.failed_exc.append(e)
+                if msg.startswith("Error building extension") and not re.search(r"Killed|signal terminated|No space", msg):
+                    _atomic_write(failed, json.dumps({"message": msg, "judge": JUDGE_VERSION}))
+                raise
+            _atomic_write(done, json.dumps({"name": name, "kind": kind, "judge": JUDGE_VERSION}))
+            rec["cached"] = cached_before
+            rec["ok"] = True
+            return mod
+        finally:
+            rec["ms"] = (_perf() - t0) * 1e3
+            try:
+                fcntl.flock(lockf, fcntl.LOCK_UN)
+            finally:
+                lockf.close()
+
+
+def _atomic_write(path, text):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------- op tracing
+
+_NONCOMPUTE = set("""
+empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like new_zeros ones ones_like new_ones
+full full_like new_full fill zero scalar_tensor view _unsafe_view reshape _reshape_alias as_strided expand
+expand_as permute transpose t contiguous clone copy _copy_from _copy_from_and_resize detach alias lift_fresh
+lift_fresh_copy select slice squeeze unsqueeze flatten unflatten size stride numel item _local_scalar_dense
+_to_copy to view_as unbind split split_with_sizes chunk narrow resize set sym_size sym_stride sym_numel
+sym_storage_offset storage_offset dim is_contiguous is_same_size _has_compatible_shallow_copy_type record_stream
+_pin_memory is_pinned _reshape_copy movedim moveaxis swapaxes swapdims _conj _neg_view resolve_conj resolve_neg
+unsafe_split unsafe_chunk detach_copy alias_copy view_copy _nested_tensor_from_mask
+""".split())
+
+
+def _op_name(func):
+    try:
+        n = func.overloadpacket.__name__
+    except Exception:
+        n = str(func).split(".")[1] if "." in str(func) else str(func)
+    if n.endswith("_") and not n.endswith("__"):
+        n = n[:-1]
+    return n
+
+
+def _make_recorder():
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode
+    except Exception:
+        return None
+
+    class OpRecorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(_op_name(func))
+            return func(*args, **(kwargs or {}))
+
+        def compute_ops(self):
+            return sorted(set(o for o in self.ops if o not in _NONCOMPUTE))
+
+        def raw_ops(self):
+            return sorted(set(self.ops))
+
+    return OpRecorder
+
+
+# ----------------------------------------------------------------------------- tamper detection
+
+
+class PatchGuard:
+    """Identity snapshot of torch / time / profiler callables and of the torch classes
+    the judge relies on.  Any replaced, removed (or, for classes, added) entry is
+    reported as timing tampering."""
+
+    def __init__(self, exempt=()):
+        import torch.nn.functional as F
+        import torch.nn.modules.module as nnmod
+        self.nnmod = nnmod
+        targets = [("torch", torch), ("torch._C", torch._C), ("torch.Tensor", torch.Tensor),
+                   ("torch.nn.Module", torch.nn.Module), ("torch.nn.functional", F), ("time", time),
+                   ("torch.utils.cpp_extension", sys.modules.get("torch.utils.cpp_extension"))]
+        try:
+            import torch.profiler as tp
+            targets.append(("torch.profiler", tp))
+        except Exception:
+            pass
+        targets.append(("torch.cuda", torch.cuda))
+        for cname in ("Event", "Stream"):
+            c = getattr(torch.cuda, cname, None)
+            if isinstance(c, type):
+                targets.append(("torch.cuda." + cname, c))
+        self.targets = [(n, t) for n, t in targets if t is not None]
+        self.exempt = set(exempt)
+        self.snap = {}
+        self.class_keys = {}
+        for label, obj in self.targets:
+            is_class = isinstance(obj, type)
+            for k, v in list(vars(obj).items()):
+                full = label + "." + k
+                if full in self.exempt:
+                    continue
+                if is_class or callable(v):
+                    self.snap[(label, k)] = v
+            if is_class:
+                self.class_keys[label] = set(vars(obj).keys())
+        self.hooks = {k: len(v) for k, v in vars(nnmod).items() if k.startswith("_global_") and isinstance(v, dict)}
+
+    def changed(self):
+        out = []
+        objs = dict(self.targets)
+        for (label, k), v in self.snap.items():
+            cur = vars(objs[label]).get(k, _MISSING)
+            if cur is not v:
+                out.append(label + "." + k)
+        for label, keys in self.class_keys.items():
+            for k in set(vars(objs[label]).keys()) - keys:
+                out.append(label + "." + k + " (added)")
+        for k, n in self.hooks.items():
+            v = getattr(self.nnmod, k, None)
+            if not isinstance(v, dict) or len(v) != n:
+                out.append("torch.nn.modules.module." + k)
+        try:
+            if torch._C._len_torch_dispatch_stack() or torch._C._len_torch_function_stack():
+                out.append("a torch dispatch/function mode left active")
+        except Exception:
+            pass
+        return sorted(set(out))
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+
+
+_CMP_OPS = ["abs", "sub", "isfinite", "isnan", "eq", "ne", "gt", "le", "max", "mul", "add", "where", "bitwise_and",
+            "bitwise_not", "logical_not", "copy_", "clone", "_to_copy", "equal", "nonzero", "any", "div", "empty",
+            "zero_", "fill_", "index", "masked_select", "_local_scalar_dense", "reshape", "view"]
+
+
+def dispatch_fingerprint(ops):
+    fp = {}
+    fn = getattr(torch._C, "_dispatch_dump", None)
+    if fn is None:
+        return fp
+    for op in sorted(set(ops)):
+        try:
+            fp[op] = fn("aten::" + op)
+        except Exception:
+            pass
+    return fp
+
+
+# ----------------------------------------------------------------------------- settings the judge owns
+
+
+class Settings:
+    """Global torch flags that change speed/precision.  Captured (getter, setter) pairs are
+    re-applied before every timed or compared call, so a candidate cannot slow the
+    reference down or run itself with flags the judge did not choose."""
+
+    NAMES = [("_get_cudnn_enabled", "_set_cudnn_enabled"), ("_get_cudnn_benchmark", "_set_cudnn_benchmark"),
+             ("_get_cudnn_deterministic", "_set_cudnn_deterministic"),
+             ("_get_cudnn_allow_tf32", "_set_cudnn_allow_tf32"),
+             ("_get_cublas_allow_tf32", "_set_cublas_allow_tf32"),
+             ("_get_float32_matmul_precision", "_set_float32_matmul_precision"),
+             ("_get_cublas_allow_fp16_reduced_precision_reduction", "_set_cublas_allow_fp16_reduced_precision_reduction"),
+             ("_get_cublas_allow_bf16_reduced_precision_reduction", "_set_cublas_allow_bf16_reduced_precision_reduction"),
+             ("_get_deterministic_algorithms", "_set_deterministic_algorithms")]
+
+    def __init__(self):
+        self.pairs = []
+        for g, s in self.NAMES:
+            gf, sf = getattr(torch._C, g, None), getattr(torch._C, s, None)
+            if gf is None or sf is None:
+                continue
+            try:
+                self.pairs.append((g, gf, sf, gf()))
+            except Exception:
+                pass
+        self.pairs.append(("num_threads", torch.get_num_threads, torch.set_num_threads, torch.get_num_threads()))
+
+    def apply(self):
+        changed = []
+        for name, gf, sf, want in self.pairs:
+            try:
+                if gf() != want:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        sf(want)
+                    changed.append(name)
+            except Exception:
+                pass
+        return changed
+
+
+# ----------------------------------------------------------------------------- comparison
+
+
+def _leaves(o, path="out"):
+    if isinstance(o, torch.Tensor):
+        return [(path, o)]
+    if isinstance(o, (tuple, list)):
+        out = []
+        for i, x in enumerate(o):
+            out.extend(_leaves(x, "%s[%d]" % (path, i)))
+        return out
+    if isinstance(o, dict):
+        out = []
+        for k in sorted(o, key=str):
+            out.extend(_leaves(o[k], "%s[%r]" % (path, k)))
+        return out
+    return [(path, o)]
+
+
+def _structure(o):
+    if isinstance(o, torch.Tensor):
+        return "Tensor"
+    if isinstance(o, (tuple, list)):
+        return "%s(%s)" % (type(o).__name__, ",".join(_structure(x) for x in o))
+    if isinstance(o, dict):
+        return "dict(%s)" % ",".join("%r:%s" % (k, _structure(o[k])) for k in sorted(o, key=str))
+    return type(o).__name__
+
+
+def snapshot(o):
+    """Copy of an output, enqueued on the current stream with no synchronisation."""
+    if isinstance(o, torch.Tensor):
+        return o.detach().clone()
+    if isinstance(o, tuple):
+        return tuple(snapshot(x) for x in o)
+    if isinstance(o, list):
+        return [snapshot(x) for x in o]
+    if isinstance(o, dict):
+        return {k: snapshot(v) for k, v in o.items()}
+    return copy.deepcopy(o)
+
+
+def _unravel(flat, shape):
+    idx = []
+    for s in reversed(list(shape)):
+        idx.append(flat % s if s else 0)
+        flat = flat // s if s else 0
+    return tuple(reversed(idx))
+
+
+def _fmt(v):
+    try:
+        return "%.6g" % v
+    except Exception:
+        return str(v)
+
+
+def compare(ref, new, mode, rtol, atol_scale):
+    """-> dict(ok, cls, detail, max_abs, max_rel, atol)."""
+    res = {"ok": True, "cls": "", "detail": "", "max_abs": 0.0, "max_rel": 0.0, "atol": None}
+    sr, sn = _structure(ref), _structure(new)
+    if sr != sn:
+        res.update(ok=False, cls="wrong_shape", detail="output structure %s != reference %s" % (sn, sr))
+        return res
+    for (path, r), (_, n) in zip(_leaves(ref), _leaves(new)):
+        if not isinstance(r, torch.Tensor):
+            if r != n and not (isinstance(r, float) and isinstance(n, float) and math.isclose(r, n, rel_tol=rtol)):
+                res.update(ok=False, cls="wrong_output", detail="%s: %r != reference %r" % (path, n, r))
+                return res
+            continue
+        if tuple(n.shape) != tuple(r.shape):
+            res.update(ok=False, cls="wrong_shape",
+                       detail="%s: shape %s != reference %s" % (path, tuple(n.shape), tuple(r.shape)))
+            return res
+        if n.dtype != r.dtype:
+            res.update(ok=False, cls="wrong_shape", detail="%s: dtype %s != reference %s" % (path, n.dtype, r.dtype))
+            return res
+        if n.device != r.device:
+            res.update(ok=False, cls="wrong_shape", detail="%s: device %s != reference %s" % (path, n.device, r.device))
+            return res
+        if r.numel() == 0:
+            continue
+        if not (r.is_floating_point() or r.is_complex()):
+            bad = n != r
+            nbad = int(bad.sum().item())
+            if nbad:
+                flat = int(bad.reshape(-1).nonzero()[0].item())
+                d = (n.to(torch.float64) - r.to(torch.float64)).abs().max().item()
+                res["max_abs"] = max(res["max_abs"], d)
+                res.update(ok=False, cls="wrong_output",
+                           detail="%s: %d/%d elements differ (exact match required for %s); first at index %s: got %s, "
+                                  "expected %s" % (path, nbad, r.numel(), r.dtype, _unravel(flat, r.shape),
+                                                   n.reshape(-1)[flat].item(), r.reshape(-1)[flat].item()))
+                return res
+            continue
+        ct = torch.float64 if r.dtype in (torch.float64, torch.complex128) else (
+            torch.complex64 if r.is_complex() else torch.float32)
+        rr, nn_ = r.to(ct), n.to(ct)
+        rf, nf = torch.isfinite(rr), torch.isfinite(nn_)
+        nanbad = rf & ~nf
+        if bool(nanbad.any().item()):
+            k = int(nanbad.sum().item())
+            flat = int(nanbad.reshape(-1).nonzero()[0].item())
+            res.update(ok=False, cls="nan",
+                       detail="%s: %d NaN/Inf values where the reference is finite; first at index %s: got %s, expected %s"
+                              % (path, k, _unravel(flat, r.shape), _fmt(nn_.reshape(-1)[flat].item()),
+                                 _fmt(rr.reshape(-1)[flat].item())))
+            res["max_abs"] = float("inf")
+            return res
+        ra = rr.abs()
+        diff = torch.where(rf, (nn_ - rr).abs(), torch.zeros_like(ra))
+        maxref = float(ra[rf].max().item()) if bool(rf.any().item()) else 0.0
+        if mode == "kernelbench":
+            atol, rt = 1e-2, 1e-2
+        else:
+            atol, rt = atol_scale * maxref, rtol
+        res["atol"] = atol
+        nonfin_bad = (~rf) & ~((torch.isnan(rr) & torch.isnan(nn_)) | (rr == nn_))
+        bad = (rf & (diff > atol + rt * ra)) | nonfin_bad
+        max_abs = float(diff.max().item())
+        max_rel = float((diff / (ra + 1e-12))[rf].max().item()) if bool(rf.any().item()) else 0.0
+        res["max_abs"] = max(res["max_abs"], max_abs)
+        res["max_rel"] = max(res["max_rel"], max_rel)
+        if bool(bad.any().item()):
+            nbad = int(bad.sum().item())
+            flat = int(bad.reshape(-1).nonzero()[0].item())
+            res.update(ok=False, cls="wrong_output",
+                       detail="%s: %d/%d elements outside tolerance (atol=%.3g, rtol=%.3g, max|ref|=%.3g); "
+                              "max_abs_err=%.3g; first at index %s: got %s, expected %s"
+                              % (path, nbad, r.numel(), atol, rt, maxref, max_abs, _unravel(flat, r.shape),
+                                 _fmt(nn_.reshape(-1)[flat].item()), _fmt(rr.reshape(-1)[flat].item())))
+            return res
+    return res
+
+
+def _inputs_equal(dev_inputs, pristine):
+    for a, b in zip(dev_inputs, pristine):
+        if isinstance(b, torch.Tensor):
+            if not isinstance(a, torch.Tensor):
+                return False
+            bb = b.to(a.device)
+            if a.shape != bb.shape or a.dtype != bb.dtype:
+                return False
+            if a.is_floating_point() or a.is_complex():
+                same = (a == bb) | (torch.isnan(a) & torch.isnan(bb))
+                if not bool(same.all().item()):
+                    return False
+            elif not torch.equal(a, bb):
+                return False
+    return True
+
+
+# ----------------------------------------------------------------------------- child: evaluation
+
+
+def _load_module(path, modname):
+    with open(path, "rb") as f:
+        src = f.read()
+    code = compile(src, path, "exec", dont_inherit=True)
+    spec = importlib.util.spec_from_loader(modname, loader=None, origin=path)
+    mod = importlib.util.module_from_spec(spec)
+    mod.__file__ = path
+    sys.modules[modname] = mod
+    exec(code, mod.__dict__)
+    return mod
+
+
+def _to_dev(inputs, dev):
+    out = []
+    for x in inputs:
+        out.append(x.to(dev) if isinstance(x, torch.Tensor) else copy.deepcopy(x))
+    return out
+
+
+def _seeded_inputs(mod, seed):
+    torch.manual_seed(seed)
+    inp = mod.get_inputs()
+    if isinstance(inp, tuple):
+        inp = list(inp)
+    # private copies: a tensor returned twice or kept by the module cannot be shared
+    return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inp]
+
+
+class Stages:
+    def __init__(self, send):
+        self.send = send
+        self.list = []
+        self.cur = None
+        self.t0 = None
+
+    def begin(self, name):
+        self.cur = {"name": name, "ok": False, "skipped": False, "detail": "", "ms": None}
+        self.t0 = _perf()
+        self.send({"t": "stage", "name": name})
+
+    def end(self, ok, detail="", ms=None):
+        c = self.cur
+        c["ok"] = bool(ok)
+        c["detail"] = detail
+        c["ms"] = round((_perf() - self.t0) * 1e3 if ms is None else ms, 3)
+        self.list.append(c)
+        self.cur = None
+        self.send({"t": "stage_end", "stage": c})
+        return c
+
+    def skip(self, name, detail):
+        c = {"name": name, "ok": False, "skipped": True, "detail": detail, "ms": None}
+        self.list.append(c)
+        self.send({"t": "stage_end", "stage": c})
+
+
+def new_result(o):
+    mode = o["tolerance"]
+    return {
+        "pass": False, "class": "", "correct": False, "stages": [],
+        "speedup": None, "t_ref_ms": None, "t_new_ms": None, "wall_ref_ms": None, "wall_new_ms": None,
+        "max_abs_err": None, "max_rel_err": None,
+        "tolerance": {"mode": mode, "rtol": 1e-2 if mode == "kernelbench" else o["rtol"],
+                      "atol": 1e-2 if mode == "kernelbench" else None,
+                      "atol_scale": None if mode == "kernelbench" else o["atol_scale"]},
+        "suspicion": [], "torch_ops": [], "reference_ops": [], "kernels": [], "global_functions": [],
+        "compile_ms": None, "compile_cached": False, "diagnostic": "",
+        "env": {"torch": torch.__version__, "cuda": torch.version.cuda, "device": None, "capability": None},
+        "timing_device": None, "timing_iters": None, "judge": JUDGE_VERSION,
+    }
+
+
+def finalize(res, crash=None, fail=None):
+    if crash:
+        cls = crash
+    elif res["suspicion"]:
+        cls = "suspected_cheating"
+    elif not res["correct"]:
+        cls = fail or "wrong_output"
+    elif res.get("speedup") is not None and res["speedup"] < 1.0:
+        cls = "slower"
+        if not res["diagnostic"]:
+            res["diagnostic"] = "slower than the reference: speedup %.3fx (t_ref %.4g ms, t_new %.4g ms)" % (
+                res["speedup"], res["t_ref_ms"], res["t_new_ms"])
+    else:
+        cls = ""
+    if cls == "suspected_cheating":
+        d = "suspected cheating: " + "; ".join(res["suspicion"])
+        if res["diagnostic"]:
+            d += " | " + res["diagnostic"]
+        res["diagnostic"] = d
+    res["class"] = cls
+    res["pass"] = cls == ""
+    return res
+
+
+def _classify_exc(exc):
+    text = "%s: %s" % (type(exc).__name__, exc)
+    if _ILLEGAL_RX.search(text):
+        return "illegal_memory"
+    return "runtime_error"
+
+
+def _setup_device(o, slot):
+    if o["device"] == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("CUDA requested but not available in the evaluation process")
+        idx = int(slot or 0)
+        torch.cuda.set_device(idx)
+        dev = torch.device("cuda", idx)
+        cap = torch.cuda.get_device_capability(dev)
+        if not os.environ.get("TORCH_CUDA_ARCH_LIST"):
+            os.environ["TORCH_CUDA_ARCH_LIST"] = "%d.%d" % cap
+        if not o.get("allow_tf32"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    torch.backends.cuda.matmul.allow_tf32 = False
+                except Exception:
+                    pass
+                try:
+                    torch.backends.cudnn.allow_tf32 = False
+                except Exception:
+                    pass
+        return dev
+    return torch.device("cpu")
+
+
+def _sync(dev):
+    if dev.type == "cuda":
+        _ORIG_SYNC(dev)
+
+
+def _profile_kernels(fn, dev):
+    """Names of the CUDA kernels launched by fn() (torch.profiler)."""
+    names = set()
+    with _ORIG_PROFILE(activities=[_ORIG_ACTIVITY.CPU, _ORIG_ACTIVITY.CUDA]) as prof:
+        fn()
+        _ORIG_SYNC(dev)
+    try:
+        from torch.autograd import DeviceType
+        cuda_type = DeviceType.CUDA
+    except Exception:
+        cuda_type = None
+    for e in prof.events():
+        if cuda_type is not None and getattr(e, "device_type", None) == cuda_type:
+            names.add(e.name)
+        for k in getattr(e, "kernels", []) or []:
+            names.add(getattr(k, "name", str(k)))
+    return sorted(names)
+
+
+def _match_kernels(kernels, globals_, exclude=()):
+    hits = set()
+    excl = set(exclude)
+    for g in globals_:
+        rx = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(g) + r"(?![A-Za-z0-9_])")
+        mangled = "%d%s" % (len(g), g)
+        for k in kernels:
+            if k in excl:
+                continue
+            if rx.search(k) or mangled in k:
+                hits.add(k)
+    return sorted(hits)
+
+
+def evaluate(task, send):
+    o = task["opts"]
+    res = new_result(o)
+    st = Stages(send)
+    res["stages"] = st.list
+    seed, trials = o["seed"], o["trials"]
+    deadline = _perf() + o["timeout"]
+    sync_ = None
+
+    def fail(crash, diag, stage_detail=None, **extra):
+        if st.cur is not None:
+            st.end(False, stage_detail if stage_detail is not None else diag)
+        res["diagnostic"] = diag
+        res.update(extra)
+        return finalize(res, crash=crash)
+
+    def report_exc(exc, where):
+        cls = _classify_exc(exc)
+        txt = _exc_text(exc)
+        if _CUDA_ERR_RX.search(str(exc)) or cls == "illegal_memory":
+            send({"t": "cuda_error", "illegal": cls == "illegal_memory", "msg": str(exc)[:500]})
+        return cls, "%s failed: %s" % (where, txt)
+
+    # ------------------------------------------------------------ reference
+    st.begin("reference")
+    try:
+        dev = _setup_device(o, task.get("slot"))
+        res["env"]["device"] = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+        if dev.type == "cuda":
+            res["env"]["capability"] = "%d.%d" % torch.cuda.get_device_capability(dev)
+        res["timing_device"] = dev.type
+        send({"t": "partial", "fields": {"env": res["env"], "timing_device": dev.type}})
+        sync_ = functools.partial(_sync, dev)
+        import torch.profiler  # noqa: F401  (imported before the snapshot)
+        settings = Settings()
+        Recorder = _make_recorder()
+        refmod = _load_module(task["reference"], "kiln_reference")
+        for attr in ("Model", "get_inputs", "get_init_inputs"):
+            if not hasattr(refmod, attr):
+                raise RuntimeError("reference defines no %s" % attr)
+        torch.manual_seed(seed)
+        init = list(refmod.get_init_inputs())
+        init_new = copy.deepcopy(init)
+        torch.manual_seed(seed)
+        ref = refmod.Model(*init).to(dev).eval()
+        trial_inputs = [_seeded_inputs(refmod, seed + t) for t in range(trials)]
+        extra_a = _seeded_inputs(refmod, seed + 1000)
+        extra_b = _seeded_inputs(refmod, seed + 1001)
+        ref_outs, ref_ops, ref_raw, ref_modifies = [], [], [], False
+        with torch.no_grad():
+            for t, inp in enumerate(trial_inputs):
+                dinp = _to_dev(inp, dev)
+                settings.apply()
+                if t == 0 and Recorder is not None:
+                    rec = Recorder()
+                    with rec:
+                        out = ref(*dinp)
+                    ref_ops, ref_raw = rec.compute_ops(), rec.raw_ops()
+                else:
+                    out = ref(*dinp)
+                out = snapshot(out)
+                sync_()
+                if not _inputs_equal(dinp, inp):
+                    ref_modifies = True
+                ref_outs.append(out)
+            ref_a = snapshot(ref(*_to_dev(extra_a, dev)))
+            ref_b = snapshot(ref(*_to_dev(extra_b, dev)))
+            sync_()
+        ref_kernels = []
+        if dev.type == "cuda":
+            try:
+                dinp0 = _to_dev(trial_inputs[0], dev)
+                with torch.no_grad():
+                    ref_kernels = _profile_kernels(lambda: ref(*dinp0), dev)
+            except Exception:
+                ref_kernels = []
+        res["reference_ops"] = ref_ops
+        st.end(True, "reference ran %d trial(s)%s" % (trials, "; it modifies its inputs" if ref_modifies else ""))
+    except BaseException as e:
+        cls, diag = report_exc(e, "reference")
+        return fail(cls, "reference: " + diag, reference_error=True)
+
+    # ------------------------------------------------------------ candidate import (load + compile)
+    cache = BuildCache(o["build_dir"])
+    wrapped = cache.install()
+    guard = PatchGuard()
+    dispatch_before = dispatch_fingerprint(list(ref_raw) + _CMP_OPS)
+    if dev.type == "cuda":
+        orig_stream = _ORIG_CUR_STREAM(dev)
+    tamper = set()
+
+    def check_tamper():
+        tamper.update(guard.changed())
+        try:
+            from torch.utils import cpp_extension as ce
+            if ce.load_inline is not wrapped[0] or ce.load is not wrapped[1]:
+                tamper.add("torch.utils.cpp_extension.load_inline/load")
+        except Exception:
+            pass
+
+    def compile_failure_from(exc):
+        return _is_compile_failure(exc, cache)
+
+    def compile_diag():
+        return compiler_errors(cache.errors[-1]) if cache.errors else ""
+
+    st.begin("load")
+    t_load = _perf()
+    try:
+        cand = _load_module(task["candidate"], "kiln_candidate")
+        if not hasattr(cand, "ModelNew"):
+            raise _LoadError("the candidate defines no class ModelNew")
+        st.end(True, "", ms=(_perf() - t_load) * 1e3 - cache.total_ms)
+    except BaseException as e:
+        if compile_failure_from(e):
+            st.end(False, "import aborted by a failed extension build", ms=(_perf() - t_load) * 1e3 - cache.total_ms)
+            st.begin("compile")
+            st.end(False, compile_diag(), ms=cache.total_ms)
+            res["compile_ms"] = round(cache.total_ms, 3)
+            res["compile_cached"] = cache.all_cached
+            return fail("compile_error", compile_diag())
+        if isinstance(e, (SyntaxError, _LoadError, ImportError, NameError)):
+            msg = _exc_text(e) if not isinstance(e, _LoadError) else str(e)
+            st.end(False, msg)
+            st.skip("compile", "candidate did not load")
+            return fail("compile_error", msg)
+        cls, diag = report_exc(e, "candidate import")
+        return fail(cls, diag)
+
+    compile_stage = {"name": "compile", "ok": True, "skipped": False, "detail": "", "ms": None}
+    st.list.append(compile_stage)
+
+    def update_compile_stage():
+        n = len(cache.calls)
+        compile_stage["ms"] = round(cache.total_ms, 3)
+        compile_stage["ok"] = not cache.errors
+        compile_stage["detail"] = ("%d extension build(s), %s" % (n, "all cached" if cache.all_cached else
+                                                                   "%d compiled" % sum(1 for c in cache.calls if not c["cached"]))
+                                   if n else "no extension built")
+        if cache.errors:
+            compile_stage["detail"] += "; a build failed: " + compile_diag()[:500]
+        res["compile_ms"] = round(cache.total_ms, 3) if n else None
+        res["compile_cached"] = cache.all_cached
+        send({"t": "partial", "fields": {"compile_ms": res["compile_ms"], "compile_cached": res["compile_cached"]}})
+
+    update_compile_stage()
+
+    # ------------------------------------------------------------ init
+    st.begin("init")
+    ms_before = cache.total_ms
+    t_init = _perf()
+    try:
+        settings.apply()
+        torch.manual_seed(seed)
+        new = cand.ModelNew(*init_new)
+        new = new.to(dev).eval()
+        sync_()
+        update_compile_stage()
+        st.end(True, "", ms=(_perf() - t_init) * 1e3 - (cache.total_ms - ms_before))
+    except BaseException as e:
+        update_compile_stage()
+        if compile_failure_from(e):
+            compile_stage["ok"] = False
+            return fail("compile_error", compile_diag(), stage_detail="constructor aborted by a failed extension build")
+        cls, diag = report_exc(e, "ModelNew construction")
+        return fail(cls, diag)
+    res["global_functions"] = global_function_names(cache.cuda_sources)
+
+    def after_call():
+        if dev.type == "cuda":
+            cur = _ORIG_CUR_STREAM(dev)
+            if cur != orig_stream:
+                tamper.add("the current CUDA stream (left changed after forward)")
+                _ORIG_SET_STREAM(orig_stream)
+
+    # ------------------------------------------------------------ correctness
+    st.begin("correctness")
+    first_fail = None
+    ok_trials = 0
+    modifies = False
+    atols = []
+    try:
+        for t in range(trials):
+            inp = trial_inputs[t]
+            dinp = _to_dev(inp, dev)
+            settings.apply()
+            with torch.no_grad():
+                out = new(*dinp)
+                snap = snapshot(out)  # read right after the call, on the current stream, no extra sync
+            after_call()
+            sync_()
+            c = compare(ref_outs[t], snap, o["tolerance"], o["rtol"], o["atol_scale"])
+            if c["atol"] is not None:
+                atols.append(c["atol"])
+            if not c["ok"] and c["cls"] == "wrong_output":
+                c2 = compare(ref_outs[t], out, o["tolerance"], o["rtol"], o["atol_scale"])
+                if c2["ok"]:
+                    c["detail"] += (" (the output became correct only after a device-wide synchronize: "
+                                    "work left on an unsynchronised side stream or thread)")
+            res["max_abs_err"] = max(res["max_abs_err"] or 0.0, c["max_abs"])
+            res["max_rel_err"] = max(res["max_rel_err"] or 0.0, c["max_rel"])
+            if c["ok"]:
+                ok_trials += 1
+            elif first_fail is None:
+                first_fail = dict(c, trial=t)
+            if not ref_modifies and not _inputs_equal(dinp, inp):
+                modifies = True
+            if _perf() > deadline:
+                break
+    except BaseException as e:
+        cls, diag = report_exc(e, "candidate forward")
+        return fail(cls, diag)
+    if o["tolerance"] != "kernelbench" and atols:
+        res["tolerance"]["atol"] = max(atols)
+    res["correct"] = ok_trials == trials and first_fail is None
+    if modifies:
+        res["suspicion"].append("modifies its inputs")
+    if first_fail is not None:
+        res["diagnostic"] = "trial %d: %s" % (first_fail["trial"], first_fail["detail"])
+        st.end(False, "%d/%d trials passed; %s" % (ok_trials, trials, res["diagnostic"]))
+    else:
+        st.end(True, "%d/%d trials passed" % (ok_trials, trials))
+    fail_class = first_fail["cls"] if first_fail else None
+
+    # ------------------------------------------------------------ anti-cheat
+    st.begin("anticheat")
+    notes = []
+    try:
+        check_tamper()
+        # custom kernel / custom code
+        if dev.type == "cuda":
+            dinp0 = _to_dev(trial_inputs[0], dev)
+            with torch.no_grad():
+                new(*dinp0)
+                sync_()
+                try:
+                    kernels = _profile_kernels(lambda: new(*dinp0), dev)
+                    prof_ok = True
+                except Exception as pe:
+                    kernels, prof_ok = [], False
+                    notes.append("kernel check skipped: profiler failed (%s)" % str(pe)[:200])
+            after_call()
+            res["kernels"] = kernels
+            if prof_ok:
+                hits = _match_kernels(kernels, res["global_functions"], exclude=ref_kernels)
+                if not hits:
+                    res["suspicion"].append("no custom kernel: none of the launched kernels %s is a __global__ function "
+                                            "of the candidate's sources %s" % (kernels[:8], res["global_functions"][:8]))
+                else:
+                    notes.append("custom kernels launched: %s" % ", ".join(hits[:6]))
+        else:
+            notes.append("custom kernel check skipped on cpu")
+            if not any(c["ok"] for c in cache.calls):
+                res["suspicion"].append("no custom code built")
+        # torch fallback
+        if Recorder is not None:
+            dinp0 = _to_dev(trial_inputs[0], dev)
+            rec = Recorder()
+            settings.apply()
+            with torch.no_grad():
+                with rec:
+                    new(*dinp0)
+            after_call()
+            sync_()
+            cops = rec.compute_ops()
+            res["torch_ops"] = cops
+            if ref_ops and set(ref_ops) <= set(cops):
+                res["suspicion"].append("torch fallback: the reference's ops %s run in forward" % ref_ops)
+        else:
+            notes.append("torch fallback check unavailable (no TorchDispatchMode)")
+        # results cached across calls
+        da, db = _to_dev(extra_a, dev), _to_dev(extra_b, dev)
+        settings.apply()
+        with torch.no_grad():
+            out_a = snapshot(new(*da))
+            after_call()
+            out_b = new(*db)
+            after_call()
+        sync_()
+        same_new = compare(out_a, out_b, o["tolerance"], o["rtol"], o["atol_scale"])["ok"]
+        same_ref = compare(ref_a, ref_b, o["tolerance"], o["rtol"], o["atol_scale"])["ok"]
+        if same_new and not same_ref:
+            res["suspicion"].append("results cached across calls")
+        # dispatcher overrides and monkeypatching
+        check_tamper()
+        if dispatch_fingerprint(dispatch_before.keys()) != dispatch_before:
+            tamper.add("the torch dispatcher (operator kernels re-registered)")
+    except BaseException as e:
+        cls, diag = report_exc(e, "candidate forward (anti-cheat inputs)")
+        _add_tamper(res, tamper)
+        return fail(cls, diag)
+    _add_tamper(res, tamper)
+    st.end(not res["suspicion"], "; ".join(notes + res["suspicion"]))
+
+    # ------------------------------------------------------------ timing
+    if o["no_timing"]:
+        st.skip("timing", "disabled (--no-timing)")
+    elif not res["correct"]:
+        st.skip("timing", "skipped: not correct")
+    else:
+        st.begin("timing")
+        try:
+            tm = _time_pair(ref, new, trial_inputs[0], dev, o, deadline, settings, after_call)
+            res.update(tm["fields"])
+            if tm["suspicion"]:
+                res["suspicion"].append(tm["suspicion"])
+            check_tamper()
+            if dispatch_fingerprint(dispatch_before.keys()) != dispatch_before:
+                tamper.add("the torch dispatcher (operator kernels re-registered)")
+            _add_tamper(res, tamper)
+            st.end(True, tm["detail"])
+        except BaseException as e:
+            cls, diag = report_exc(e, "timing")
+            return fail(cls, diag)
+    if fail_class is None and not res["correct"]:
+        fail_class = "wrong_output"
+    return finalize(res, fail=fail_class)
+
+
+class _LoadError(Exception):
+    pass
+
+
+def _is_compile_failure(exc, cache):
+    e, seen = exc, 0
+    while e is not None and seen < 10:
+        if any(e is f for f in cache.failed_exc):
+            return True
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return False
+
+
+def _add_tamper(res, tamper):
+    if tamper:
+        items = sorted(tamper)
+        reason = "timing tampering: replaced %s" % ", ".join(items[:12])
+        if len(items) > 12:
+            reason += " and %d more" % (len(items) - 12)
+        res["suspicion"] = [s for s in res["suspicion"] if not s.startswith("timing tampering")] + [reason]
+
+
+def _time_pair(ref, new, inputs, dev, o, deadline, settings, after_call):
+    """Alternating reference/candidate timing.  On CUDA each call is timed with CUDA events
+    on the current stream and with a synchronised wall clock, after an L2 flush."""
+    rin, nin = _to_dev(inputs, dev), _to_dev(inputs, dev)
+    ev = {"ref": [], "new": []}
+    wall = {"ref": [], "new": []}
+    calls = {"ref": (ref, rin), "new": (new, nin)}
+    cuda = dev.type == "cuda"
+    if cuda:
+        props = torch.cuda.get_device_properties(dev)
+        l2 = int(getattr(props, "L2_cache_size", 0) or 0) or (64 << 20)
+        flush = torch.empty((2 * l2) // 4 + 1, dtype=torch.float32, device=dev)
+        s_ev, e_ev = _ORIG_EVENT(enable_timing=True), _ORIG_EVENT(enable_timing=True)
+        sync = lambda: _ORIG_SYNC(dev)  # noqa: E731
+    with torch.no_grad():
+        t0 = _perf()
+        for _ in range(o["warmup"]):
+            for which in ("ref", "new"):
+                m, inp = calls[which]
+                settings.apply()
+                m(*inp)
+                if which == "new":
+                    after_call()
+        if cuda:
+            sync()
+        pair_s = (_perf() - t0) / max(1, o["warmup"])
+        iters = o["iters"]
+        budget = max(0.0, (deadline - _perf()) * 0.6)
+        if pair_s > 0 and pair_s * iters * 1.3 > budget:
+            iters = max(3, int(budget / (pair_s * 1.3)))
+        for i in range(iters):
+            for which in (("ref", "new") if i % 2 == 0 else ("new", "ref")):
+                m, inp = calls[which]
+                settings.apply()
+                if cuda:
+                    flush.zero_()
+                    sync()
+                    a = _perf()
+                    s_ev.record()
+                    m(*inp)
+                    e_ev.record()
+                    sync()
+                    b = _perf()
+                    ev[which].append(s_ev.elapsed_time(e_ev))
+                    wall[which].append((b - a) * 1e3)
+                else:
+                    a = _perf()
+                    m(*inp)
+                    b = _perf()
+                    ev[which].append((b - a) * 1e3)
+                    wall[which].append((b - a) * 1e3)
+                if which == "new":
+                    after_call()
+    f = {"t_ref_ms": _median(ev["ref"]), "t_new_ms": _median(ev["new"]),
+         "wall_ref_ms": _median(wall["ref"]), "wall_new_ms": _median(wall["new"]), "timing_iters": iters}
+    f["speedup"] = (f["t_ref_ms"] / f["t_new_ms"]) if f["t_new_ms"] and f["t_new_ms"] > 0 else None
+    suspicion = None
+    detail = "%d iters; t_ref %.4g ms, t_new %.4g ms, speedup %s" % (
+        iters, f["t_ref_ms"], f["t_new_ms"], ("%.3fx" % f["speedup"]) if f["speedup"] else "n/a")
+    if cuda:
+        hid_ref = _median([w - e for w, e in zip(wall["ref"], ev["ref"])])
+        hid_new = _median([w - e for w, e in zip(wall["new"], ev["new"])])
+        excess = hid_new - hid_ref
+        f["hidden_ms"] = {"ref": hid_ref, "new": hid_new}
+        limit = max(0.05, 0.10 * f["wall_new_ms"])
+        detail += "; wall-minus-event median ref %.4g ms, new %.4g ms" % (hid_ref, hid_new)
+        if excess > limit:
+            suspicion = ("work on unsynchronised side streams: the synchronised wall time exceeds the current-stream "
+                         "event time by %.4g ms more than for the reference (limit %.4g ms)" % (excess, limit))
+    else:
+        detail += " (cpu timing, perf_counter)"
+    return {"fields": f, "suspicion": suspicion, "detail": detail}
+
+
+# ----------------------------------------------------------------------------- child: other tasks
+
+
+def compile_task(task, send):
+    o = task["opts"]
+    out = {"ok": False, "class": "", "diagnostic": "", "compile_ms": None, "cached": False, "builds": 0}
+    cache = BuildCache(o["build_dir"])
+    cache.install()
+    try:
+        cand = _load_module(task["candidate"], "kiln_candidate")
+        if task.get("reference"):
+            try:
+                refmod = _load_module(task["reference"], "kiln_reference")
+                torch.manual_seed(o["seed"])
+                init = list(refmod.get_init_inputs())
+                torch.manual_seed(o["seed"])
+                cand.ModelNew(*init)
+            except BaseException as e:
+                if _is_compile_failure(e, cache):
+                    raise
+                out["note"] = "construction without a GPU failed (ignored): %s" % str(e)[:300]
+        out["ok"] = not cache.errors
+        if cache.errors:
+            out["class"] = "compile_error"
+            out["diagnostic"] = compiler_errors(cache.errors[-1])
+    except BaseException as e:
+        out["class"] = "compile_error"
+        out["diagnostic"] = compiler_errors(cache.errors[-1]) if cache.errors else _exc_text(e)
+        if not cache.errors and not isinstance(e, (SyntaxError, ImportError, NameError)):
+            # an import-time failure unrelated to compilation (e.g. needs a GPU): builds so far are cached
+            out["ok"] = True
+            out["class"] = ""
+            out["note"] = "import failed after the builds (ignored): %s" % str(e)[:300]
+            out["diagnostic"] = ""
+    out["builds"] = len(cache.calls)
+    out["compile_ms"] = round(cache.total_ms, 3) if cache.calls else None
+    out["cached"] = cache.all_cached
+    out["keys"] = [c["key"] for c in cache.calls]
+    out["arch"] = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    return out
+
+
+def devices_task(task, send):
+    info = {"cuda_available": bool(torch.cuda.is_available()), "devices": []}
+    if info["cuda_available"]:
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            info["devices"].append({"index": i, "name": p.name, "capability": "%d.%d" % (p.major, p.minor),
+                                    "memory_mb": int(p.total_memory // (1 << 20))})
+    return info
+
+
+def health_task(task, send):
+    i = task["index"]
+    t0 = _perf()
+    torch.cuda.set_device(i)
+    dev = torch.device("cuda", i)
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(256, 256, generator=g)
+    b = torch.randn(256, 256, generator=g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.backends.cuda.matmul.allow_tf32 = False
+    c = (a.to(dev) @ b.to(dev))
+    torch.cuda.synchronize(dev)
+    err = (c.cpu() - a @ b).abs().max().item()
+    free, total = torch.cuda.mem_get_info(dev) if hasattr(torch.cuda, "mem_get_info") else (0, 0)
+    ok = math.isfinite(err) and err < 1e-2
+    return {"healthy": bool(ok), "detail": "matmul max err %.2g, %d MiB free, %.0f ms" % (
+        err, free // (1 << 20), (_perf() - t0) * 1e3)}
+
+
+_TASKS = {"judge": evaluate, "compile": compile_task, "devices": devices_task, "health": health_task}
+
+
+def _child_main(task, wfd, log_path, parent_pid, keep_fds):
+    """Runs in the forked child; never returns."""
+    code = 0
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGCHLD):
+        try:
+            signal.signal(s, signal.SIG_DFL)
+        except Exception:
+            pass
+    _set_pdeathsig(parent_pid)
+
+    def send(msg):
+        data = (dumps(msg) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            n = os.write(wfd, view)
+            view = view[n:]
+
+    try:
+        # close every inherited descriptor (results files, other children's pipes, ...)
+        keep = {0, 1, 2, wfd} | set(keep_fds)
+        try:
+            fds = [int(x) for x in os.listdir("/proc/self/fd")]
+        except OSError:
+            fds = list(range(3, 1024))
+        for fd in fds:
+            if fd not in keep:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        lfd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        nfd = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(nfd, 0)
+        os.dup2(lfd, 1)
+        os.dup2(lfd, 2)
+        os.close(lfd)
+        os.close(nfd)
+        try:
+            faulthandler.enable(file=sys.stderr)
+        except Exception:
+            pass
+        env = task.get("env") or {}
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        if task.get("nthreads"):
+            torch.set_num_threads(task["nthreads"])
+        guard = "off"
+        if task.get("fs_guard"):
+            guard = fs_guard(task["writable"])
+        send({"t": "partial", "fields": {"fs_guard": guard}})
+        result = _TASKS[task["kind"]](task, send)
+        if isinstance(result, dict):
+            result["fs_guard"] = guard
+        send({"t": "result", "result": result})
+    except BaseException as e:
+        try:
+            send({"t": "fatal", "msg": _exc_text(e)})
+        except Exception:
+            pass
+        code = 70
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    os._exit(code)
+
+
+# ----------------------------------------------------------------------------- parent: child management
+
+
+class Running:
+    def __init__(self, task, pid, rfd, log_path, timeout, slot):
+        self.task, self.pid, self.rfd, self.log_path, self.slot = task, pid, rfd, log_path, slot
+        self.start = _monotonic()
+        self.deadline = self.start + timeout
+        self.timeout = timeout
+        self.buf = b""
+        self.results = []
+        self.partial = {}
+        self.stages = []
+        self.current = None
+        self.cuda_error = None
+        self.fatal = None
+        self.eof = False
+        self.status = None
+        self.timed_out = False
+
+    def feed(self, data):
+        self.buf += data
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            try:
+                m = json.loads(line.decode("utf-8", "replace"))
+            except Exception:
+                continue
+            if not isinstance(m, dict):
+                continue
+            t = m.get("t")
+            if t == "result":
+                self.results.append(m.get("result"))
+            elif t == "stage":
+                self.current = m.get("name")
+            elif t == "stage_end":
+                self.stages.append(m.get("stage"))
+                self.current = None
+            elif t == "partial" and isinstance(m.get("fields"), dict):
+                self.partial.update(m["fields"])
+            elif t == "cuda_error":
+                self.cuda_error = m
+            elif t == "fatal":
+                self.fatal = m.get("msg")
+
+
+class Runner:
+    """Forks one child per task and supervises up to len(slots) of them at once
+    from a single thread (select on their pipes)."""
+
+    def __init__(self, workdir, writable, fs_guard_on=True, nthreads=None):
+        self.workdir = workdir
+        self.writable = writable
+        self.fs_guard_on = fs_guard_on
+        self.nthreads = nthreads
+        self.active = {}
+        self.counter = 0
+
+    def spawn(self, task, slot, timeout):
+        self.counter += 1
+        log_path = os.path.join(self.workdir, "child-%d.log" % self.counter)
+        task = dict(task, slot=slot, writable=self.writable, fs_guard=self.fs_guard_on and task.get("fs_guard", True),
+                    nthreads=self.nthreads)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        r, w = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # child
+            try:
+                os.close(r)
+                _child_main(task, w, log_path, parent, ())
+            finally:
+                os._exit(70)
+        os.close(w)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        run = Running(task, pid, r, log_path, timeout, slot)
+        self.active[r] = run
+        return run
+
+    def _kill_group(self, run):
+        for target in (lambda: os.killpg(run.pid, signal.SIGKILL), lambda: os.kill(run.pid, signal.SIGKILL)):
+            try:
+                target()
+            except OSError:
+                pass
+
+    def _exited(self, run):
+        try:
+            info = os.waitid(os.P_PID, run.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            return info is not None and info.si_pid != 0
+        except ChildProcessError:
+            return True
+        except OSError:
+            return False
+
+    def _finish(self, run):
+        self._kill_group(run)  # leftovers (compilers, grandchildren) of this evaluation
+        try:
+            _, status = os.waitpid(run.pid, 0)
+            run.status = status
+        except ChildProcessError:
+            run.status = None
+        try:
+            while True:
+                r, _, _ = select.select([run.rfd], [], [], 0)
+                if not r:
+                    break
+                data = os.read(run.rfd, 65536)
+                if not data:
+                    break
+                run.feed(data)
+        except OSError:
+            pass
+        try:
+            os.close(run.rfd)
+        except OSError:
+            pass
+        self.active.pop(run.rfd, None)
+        try:
+            with open(run.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - 6000))
+                run.log_tail = f.read().decode("utf-8", "replace")
+        except OSError:
+            run.log_tail = ""
+        try:
+            os.unlink(run.log_path)
+        except OSError:
+            pass
+
+    def poll(self, max_wait=0.5):
+        """Advance all running children; return the list of finished ones."""
+        done = []
+        if not self.active:
+            return done
+        now = _monotonic()
+        wait = min([r.deadline for r in self.active.values()]) - now
+        wait = max(0.0, min(max_wait, wait))
+        try:
+            ready, _, _ = select.select(list(self.active.keys()), [], [], wait)
+        except InterruptedError:
+            ready = []
+        for fd in ready:
+            run = self.active.get(fd)
+            if run is None:
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                data = b""
+            if data:
+                run.feed(data)
+            else:
+                run.eof = True
+        now = _monotonic()
+        for run in list(self.active.values()):
+            if run.eof:
+                self._finish(run)
+                done.append(run)
+            elif now >= run.deadline:
+                run.timed_out = True
+                self._finish(run)
+                done.append(run)
+            elif self._exited(run):
+                # died while a descendant keeps the pipe open
+                self._finish(run)
+                done.append(run)
+        return done
+
+    def kill_all(self):
+        for run in list(self.active.values()):
+            self._kill_group(run)
+            try:
+                os.waitpid(run.pid, 0)
+            except OSError:
+                pass
+        self.active.clear()
+
+
+def _status_text(status):
+    if status is None:
+        return "unknown status"
+    if os.WIFSIGNALED(status):
+        n = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(n).name
+        except ValueError:
+            name = str(n)
+        return "killed by signal %s" % name
+    if os.WIFEXITED(status):
+        return "exit code %d" % os.WEXITSTATUS(status)
+    return "status %d" % status
+
+
+def judge_result_from(run, opts, scan_reasons):
+    """Turn a finished child into the result JSON."""
+    res = None
+    if run.results:
+        res = run.results[0] if isinstance(run.results[0], dict) else None
+    if res is not None and len(run.results) > 1:
+        res.setdefault("suspicion", []).append("several results on the judge channel (forged output)")
+        res["class"], res["pass"] = "suspected_cheating", False
+    if res is None:
+        res = new_result(opts)
+        res["stages"] = [s for s in run.stages if isinstance(s, dict)]
+        for k, v in run.partial.items():
+            if k in res or k == "fs_guard":
+                res[k] = v
+        where = run.current or (res["stages"][-1]["name"] if res["stages"] else "startup")
+        tail = _tail(getattr(run, "log_tail", ""), 10, 1500)
+        if run.timed_out:
+            cls = "timeout"
+            diag = "timed out after %g s (stage: %s)" % (run.timeout, where)
+            detail = "timed out"
+        else:
+            st = _status_text(run.status)
+            illegal = (run.cuda_error and run.cuda_error.get("illegal")) or _ILLEGAL_RX.search(tail or "")
+            cls = "illegal_memory" if illegal else "runtime_error"
+            diag = "the evaluation process died without a result (%s) during stage %s" % (st, where)
+            if run.cuda_error:
+                diag += ": " + str(run.cuda_error.get("msg", ""))[:500]
+            if run.fatal:
+                diag += "\n" + run.fatal
+            elif tail:
+                diag += "\n" + tail
+            detail = st
+        if run.current:
+            res["stages"].append({"name": run.current, "ok": False, "skipped": False, "detail": detail,
+                                  "ms": round((_monotonic() - run.start) * 1e3, 3)})
+        if run.current == "reference":
+            res["reference_error"] = True
+        if run.fatal:
+            res["judge_error"] = True
+        res["diagnostic"] = diag
+        finalize(res, crash=cls)
+    if scan_reasons:
+        for r in scan_reasons:
+            if r not in res.get("suspicion", []):
+                res.setdefault("suspicion", []).append(r)
+        if res.get("class") in ("", "slower", "wrong_output", "wrong_shape", "nan", "suspected_cheating"):
+            base = res.get("diagnostic", "")
+            if res.get("class") == "suspected_cheating" and base.startswith("suspected cheating: "):
+                base = base.split(" | ", 1)[1] if " | " in base else ""
+            res["class"], res["pass"] = "suspected_cheating", False
+            res["diagnostic"] = "suspected cheating: " + "; ".join(res["suspicion"]) + (" | " + base if base else "")
+    return res
+
+
+# ----------------------------------------------------------------------------- parent: subcommands
+
+
+def _workdir():
+    for base in (None, os.getcwd()):
+        try:
+            return tempfile.mkdtemp(prefix="kiln-judge-", dir=base)
+        except OSError:
+            continue
+    raise RuntimeError("no writable temporary directory")
+
+
+def _writable_dirs(build_dir, workdir, extra):
+    home = os.path.expanduser("~")
+    ds = [build_dir, workdir, tempfile.gettempdir(), os.environ.get("TMPDIR"), "/tmp", "/var/tmp", "/dev", "/dev/shm",
+          "/proc/self", os.path.join(home, ".nv"), os.path.join(home, ".cache", "torch_extensions")]
+    return [d for d in ds + list(extra or []) if d]
+
+
+def _run_single(task, timeout, workdir, writable=None, fs_guard_on=False):
+    runner = Runner(workdir, writable or [], fs_guard_on=fs_guard_on)
+    run = runner.spawn(task, task.get("slot", 0), timeout)
+    while True:
+        done = runner.poll()
+        if done:
+            return done[0]
+
+
+def _detect_devices(workdir):
+    """CUDA availability and devices, found in a forked child (the parent never initialises CUDA)."""
+    run = _run_single({"kind": "devices"}, 120, workdir)
+    if run.results and isinstance(run.results[0], dict):
+        return run.results[0], None
+    return {"cuda_available": False, "devices": []}, "device query failed: %s" % (
+        "timeout" if run.timed_out else _status_text(run.status))
+
+
+def cmd_probe(args):
+    out = {"ok": False, "torch": torch.__version__, "cuda": torch.version.cuda, "devices": [], "error": None,
+           "judge": JUDGE_VERSION}
+    workdir = _workdir()
+    try:
+        info, err = _detect_devices(workdir)
+        out["error"] = err
+        out["devices"] = info.get("devices", [])
+        for d in out["devices"]:
+            run = _run_single({"kind": "health", "index": d["index"]}, 60, workdir)
+            if run.results and isinstance(run.results[0], dict):
+                d.update(run.results[0])
+            else:
+                d["healthy"] = False
+                d["detail"] = "health check %s" % ("timed out after 60 s" if run.timed_out else
+                                                   "died (%s)%s" % (_status_text(run.status),
+                                                                    (": " + (run.fatal or _tail(getattr(run, "log_tail", ""), 4))) if (run.fatal or getattr(run, "log_tail", "")) else ""))
+            d.pop("fs_guard", None)
+        out["ok"] = out["error"] is None and all(d.get("healthy") for d in out["devices"])
+    except Exception as e:
+        out["error"] = str(e)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(dumps(out), flush=True)
+    return 0
+
+
+def _opts_from(args, device):
+    g = lambda k, d: getattr(args, k, d)  # noqa: E731  (compile has fewer options)
+    return {
+        "device": device, "trials": g("trials", 5), "seed": g("seed", 42), "tolerance": g("tolerance", "magnitude"),
+        "rtol": g("rtol", 1e-2), "atol_scale": g("atol_scale", 1e-3), "warmup": g("warmup", 5),
+        "iters": g("iters", 50), "timeout": g("timeout", 180.0), "build_dir": os.path.abspath(g("build_dir", "./build")),
+        "no_timing": g("no_timing", False), "allow_tf32": g("allow_tf32", False),
+    }
+
+
+def _resolve_device(args, workdir):
+    """-> (device, slots, error)"""
+    if args.device == "cpu":
+        return "cpu", [0] * max(1, args.parallel), None
+    info, err = _detect_devices(workdir)
+    if not info.get("cuda_available"):
+        if args.device == "cuda":
+            return None, None, "CUDA requested but not available" + (" (%s)" % err if err else "")
+        return "cpu", [0] * max(1, args.parallel), None
+    n = len(info.get("devices", [])) or 1
+    if args.devices:
+        slots = [int(x) for x in args.devices.split(",") if x.strip() != ""]
+    else:
+        slots = list(range(min(n, max(1, args.parallel))))
+    return "cuda", slots, None
+
+
+def _run_jobs(jobs, args, on_result, compile_only=False):
+    """jobs: list of dicts {id, reference, candidate}. Calls on_result(job, result) as each finishes."""
+    workdir = _workdir()
+    build_dir = os.path.abspath(args.build_dir)
+    os.makedirs(build_dir, exist_ok=True)
+    runner = None
+    try:
+        if compile_only:
+            device, slots, err = "cpu", [0] * max(1, args.parallel), None
+        else:
+            device, slots, err = _resolve_device(args, workdir)
+        if err:
+            for job in jobs:
+                r = new_result(_opts_from(args, "cuda"))
+                r["diagnostic"] = err
+                finalize(r, crash="runtime_error")
+                on_result(job, r)
+            return
+        opts = _opts_from(args, device)
+        writable = _writable_dirs(build_dir, workdir, args.writable)
+        nthreads = None
+        if device == "cpu" and len(slots) > 1:
+            nthreads = max(1, (os.cpu_count() or 1) // len(slots))
+        runner = Runner(workdir, writable, fs_guard_on=not args.no_fs_guard, nthreads=nthreads)
+        pending = list(jobs)
+        free = list(slots)
+        owner = {}
+        _install_parent_signals(runner)
+        while pending or runner.active:
+            while pending and free:
+                job = pending.pop(0)
+                missing = [k for k in (("candidate",) if compile_only else ("reference", "candidate"))
+                           if not job.get(k) or not os.path.isfile(job[k])]
+                if missing:
+                    r = new_result(opts)
+                    r["diagnostic"] = "missing file(s): %s" % ", ".join("%s=%r" % (k, job.get(k)) for k in missing)
+                    finalize(r, crash="compile_error" if missing == ["candidate"] else "runtime_error")
+                    on_result(job, r)
+                    continue
+                slot = free.pop(0)
+                if compile_only:
+                    env = {"CUDA_VISIBLE_DEVICES": ""}
+                    arch = args.arch or os.environ.get("TORCH_CUDA_ARCH_LIST") or _nvidia_smi_arch()
+                    if arch:
+                        env["TORCH_CUDA_ARCH_LIST"] = arch
+                    task = {"kind": "compile", "candidate": job["candidate"], "reference": job.get("reference"),
+                            "opts": opts, "env": env}
+                else:
+                    task = {"kind": "judge", "reference": job["reference"], "candidate": job["candidate"],
+                            "opts": opts}
+                run = runner.spawn(task, slot, args.timeout)
+                owner[run.pid] = job
+            for run in runner.poll():
+                free.append(run.slot)
+                job = owner.pop(run.pid)
+                if compile_only:
+                    r = compile_result_from(run)
+                else:
+                    try:
+                        with open(job["candidate"], "r", errors="replace") as f:
+                            text = f.read()
+                    except OSError:
+                        text = ""
+                    scan = [] if args.no_static_scan else static_scan(text)
+                    r = judge_result_from(run, opts, scan)
+                on_result(job, r)
+    finally:
+        if runner is not None:
+            runner.kill_all()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def compile_result_from(run):
+    if run.results and isinstance(run.results[0], dict):
+        return run.results[0]
+    r = {"ok": False, "class": "timeout" if run.timed_out else "runtime_error", "compile_ms": None, "cached": False,
+         "diagnostic": "compile %s" % ("timed out after %g s" % run.timeout if run.timed_out else
+                                       "process died (%s)" % _status_text(run.status))}
+    if run.fatal:
+        r["diagnostic"] += "\n" + run.fatal
+    return r
+
+
+_RUNNER_FOR_SIGNALS = []
+
+
+def _install_parent_signals(runner):
+    _RUNNER_FOR_SIGNALS[:] = [runner]
+
+    def handler(signum, frame):
+        for r in _RUNNER_FOR_SIGNALS:
+            r.kill_all()
+        os._exit(128 + signum)
+
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        try:
+            signal.signal(s, handler)
+        except Exception:
+            pass
+
+
+def _nvidia_smi_arch():
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        import subprocess
+        out = subprocess.run([exe, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=20).stdout
+        caps = sorted(set(x.strip() for x in out.splitlines() if re.match(r"^\d+\.\d+$", x.strip())))
+        return ";".join(caps) if caps else None
+    except Exception:
+        return None
+
+
+def _append_line(path, obj):
+    line = dumps(obj) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+    finally:
+        os.close(fd)
+
+
+def cmd_judge(args):
+    job = {"reference": os.path.abspath(args.reference), "candidate": os.path.abspath(args.candidate)}
+    if args.id is not None:
+        job["id"] = args.id
+    holder = []
+
+    def on_result(j, r):
+        if "id" in j:
+            r = dict({"id": j["id"]}, **r)
+        holder.append(r)
+
+    _run_jobs([job], args, on_result)
+    r = holder[0]
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(dumps(r) + "\n")
+    print(dumps(r), flush=True)
+    return 0
+
+
+def _read_jobs(path):
+    base = os.path.dirname(os.path.abspath(path))
+    jobs = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                j = json.loads(line)
+            except ValueError as e:
+                jobs.append({"id": "line%d" % n, "error": "bad job line: %s" % e})
+                continue
+            j = dict(j)
+            j["id"] = str(j.get("id", "line%d" % n))
+            for k in ("reference", "candidate"):
+                if j.get(k):
+                    j[k] = os.path.normpath(os.path.join(base, j[k]))
+            jobs.append(j)
+    return jobs
+
+
+def cmd_batch(args):
+    jobs = _read_jobs(args.jobs)
+    done_ids = set()
+    if args.resume and os.path.exists(args.out):
+        with open(args.out) as f:
+            for line in f:
+                try:
+                    done_ids.add(str(json.loads(line).get("id")))
+                except Exception:
+                    pass
+    else:
+        open(args.out, "w").close()
+    todo = []
+    for j in jobs:
+        if j["id"] in done_ids:
+            continue
+        if "error" in j:
+            r = new_result(_opts_from(args, getattr(args, "device", None) or "cpu"))
+            r["diagnostic"] = j["error"]
+            finalize(r, crash="runtime_error")
+            _append_line(args.out, dict({"id": j["id"]}, **r))
+            continue
+        todo.append(j)
+    counts = {}
+
+    def on_result(j, r):
+        r = dict({"id": j["id"]}, **r)
+        _append_line(args.out, r)
+        key = r.get("class", "") if not args.compile_only else ("ok" if r.get("ok") else r.get("class", "failed"))
+        counts[key or "pass"] = counts.get(key or "pass", 0) + 1
+
+    _run_jobs(todo, args, on_result, compile_only=args.compile_only)
+    print(dumps({"jobs": len(jobs), "skipped": len(jobs) - len(todo), "counts": counts, "out": args.out}), flush=True)
+    return 0
+
+
+def cmd_compile(args):
+    job = {"candidate": os.path.abspath(args.candidate)}
+    if args.reference:
+        job["reference"] = os.path.abspath(args.reference)
+    holder = []
+    _run_jobs([job], args, lambda j, r: holder.append(r), compile_only=True)
+    r = holder[0]
+    print(dumps(r), flush=True)
+    return 0
+
+
+def _add_common(p, compile_only=False):
+    p.add_argument("--build-dir", default="./build", help="compile cache root (default ./build)")
+    p.add_argument("--timeout", type=float, default=180.0, help="seconds per evaluation, compile included")
+    p.add_argument("--parallel", type=int, default=1, help="concurrent evaluations (CPU device / compile only)")
+    p.add_argument("--no-fs-guard", action="store_true", help="do not restrict the child's writes with Landlock")
+    p.add_argument("--writable", action="append", default=[], help="extra directory the child may write")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--arch", default=None, help="TORCH_CUDA_ARCH_LIST for compile-only builds (default: env, "
+                                                  "else nvidia-smi's compute capability)")
+    if compile_only:
+        return
+    p.add_argument("--device", choices=["cuda", "cpu"], default=None, help="default: cuda if available, else cpu")
+    p.add_argument("--devices", default=None, help="comma-separated CUDA device indices to spread jobs over")
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--tolerance", choices=["magnitude", "kernelbench"], default="magnitude")
+    p.add_argument("--rtol", type=float, default=1e-2)
+    p.add_argument("--atol-scale", type=float, default=1e-3)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--no-timing", action="store_true")
+    p.add_argument("--no-static-scan", action="store_true", help="skip the source scan for judge/process tampering")
+    p.add_argument("--allow-tf32", action="store_true", help="keep torch's TF32 defaults (default: TF32 off)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="judge.py", description="kiln torch2cuda judge")
+    sub = ap.add_subparsers(dest="cmd")
+    sub.required = True
+    sub.add_parser("probe", help="torch/CUDA versions, devices and a health check per GPU")
+    pj = sub.add_parser("judge", help="judge one candidate")
+    pj.add_argument("--reference", required=True)
+    pj.add_argument("--candidate", required=True)
+    pj.add_argument("--out", default=None)
+    pj.add_argument("--id", default=None)
+    _add_common(pj)
+    pb = sub.add_parser("batch", help="judge many candidates (JSONL jobs)")
+    pb.add_argument("--jobs", required=True)
+    pb.add_argument("--out", required=True)
+    pb.add_argument("--resume", action="store_true", help="keep existing results and skip their ids")
+    pb.add_argument("--compile-only", action="store_true", help="only build the candidates' extensions (no GPU)")
+    _add_common(pb)
+    pc = sub.add_parser("compile", help="build a candidate's extensions into the cache without a GPU")
+    pc.add_argument("--candidate", required=True)
+    pc.add_argument("--reference", default=None)
+    _add_common(pc, compile_only=True)
+    args = ap.parse_args(argv)
+    if args.cmd == "probe":
+        return cmd_probe(args)
+    if args.cmd == "judge":
+        return cmd_judge(args)
+    if args.cmd == "batch":
+        return cmd_batch(args)
+    if args.cmd == "compile":
+        return cmd_compile(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,429 @@
+// Package torch2cuda is the PyTorch -> CUDA lane (ConCuR, KernelBench): a
+// task is a KernelBench-format problem (class Model, get_inputs,
+// get_init_inputs), an answer a Python module defining class ModelNew that
+// builds custom CUDA kernels with torch.utils.cpp_extension.load_inline.
+//
+// Verification stages:
+//
+//   - extract: a Python answer defining ModelNew;
+//   - static: the module parses (python3's ast, in the sandbox) and builds
+//     custom CUDA code (load_inline or load with a __global__ function);
+//   - gpu-judge: judge/judge.py in the sandbox with the GPU: compile (cached
+//     by content), correctness over several seeded trials with a
+//     magnitude-aware tolerance, inputs unmodified, anti-cheat checks (no
+//     custom kernel launched, torch fallback, results cached across calls,
+//     unsynchronised side streams, timing tampering), then timing with CUDA
+//     events and L2 flushes against the reference in the same process.
+//
+// On a host without an NVIDIA GPU (or without a CUDA build of torch) the
+// gpu-judge stage is skipped: the verdict is pending, the candidate kept
+// as an artifact, and Complete (kiln rescore --pending on a GPU host)
+// judges it from the stored record.
+package torch2cuda
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"github.com/kiln-dev/kiln/tools"
+)
+
+// LaneName is the lane's name in specs and records.
+const LaneName = "torch2cuda"
+
+// Stages.
+const (
+	StageExtract = "extract"
+	StageStatic  = "static"
+	StageJudge   = "gpu-judge"
+)
+
+// Failure classes besides tools' own (compile_error, timeout, wrong_output).
+const (
+	ClassRuntimeError      tools.FailureClass = "runtime_error"
+	ClassIllegalMemory     tools.FailureClass = "illegal_memory"
+	ClassWrongShape        tools.FailureClass = "wrong_shape"
+	ClassNaN               tools.FailureClass = "nan"
+	ClassSuspectedCheating tools.FailureClass = "suspected_cheating"
+	ClassSlower            tools.FailureClass = "slower"
+)
+
+// Task files and artifacts.
+const (
+	// ReferenceFile is the problem's source in a task's files.
+	ReferenceFile = "reference.py"
+	// ArtifactCandidate is the answer as judged (for Complete).
+	ArtifactCandidate = "candidate.py"
+	// ArtifactJudge is the judge's full JSON result.
+	ArtifactJudge = "judge.json"
+)
+
+// Tolerance modes of the judge.
+const (
+	ToleranceMagnitude   = "magnitude"   // atol relative to the reference's scale (default)
+	ToleranceKernelBench = "kernelbench" // KernelBench's atol = rtol = 1e-2
+)
+
+// Config configures the lane.
+type Config struct {
+	Sandbox    *sandboxes.Runner
+	Toolchains *toolchain.Registry
+	// Trials is the number of seeded correctness trials (default 5).
+	Trials int
+	// Seed is the first trial's seed (default 42).
+	Seed int
+	// Tolerance is ToleranceMagnitude (default) or ToleranceKernelBench.
+	Tolerance string
+	// Timeout bounds one evaluation, compile included (default 10 min).
+	Timeout time.Duration
+	// GPUSlots bounds concurrent evaluations on the GPUs (default 1).
+	GPUSlots int
+	// Device "cpu" judges on the CPU (candidates with CPU extensions:
+	// tests, experiments; timings are then CPU timings); "" judges on
+	// the GPU, and leaves the judge stage pending on a host without one.
+	Device string
+	// StaticLimits bound the static check's python3 run.
+	StaticLimits sandboxes.Limits
+	Logger       *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Trials == 0 {
+		c.Trials = 5
+	}
+	if c.Seed == 0 {
+		c.Seed = 42
+	}
+	if c.Tolerance == "" {
+		c.Tolerance = ToleranceMagnitude
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	if c.GPUSlots == 0 {
+		c.GPUSlots = 1
+	}
+	if c.StaticLimits == (sandboxes.Limits{}) {
+		c.StaticLimits = sandboxes.Limits{Wall: 30 * time.Second, CPU: 20 * time.Second, Memory: 1 << 30, Procs: 16,
+			FileSize: 16 << 20, Output: 64 << 10, RSS: 512 << 20}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate checks c.
+func (c Config) Validate() error {
+	switch {
+	case c.Sandbox == nil:
+		return errors.New("torch2cuda: no sandbox")
+	case c.Toolchains == nil:
+		return errors.New("torch2cuda: no toolchain registry")
+	case c.Trials < 1 || c.Trials > 100:
+		return fmt.Errorf("torch2cuda: trials %d: want 1-100", c.Trials)
+	case c.Tolerance != ToleranceMagnitude && c.Tolerance != ToleranceKernelBench:
+		return fmt.Errorf("torch2cuda: tolerance %q: want %s or %s", c.Tolerance, ToleranceMagnitude, ToleranceKernelBench)
+	case c.Device != "" && c.Device != "cpu":
+		return fmt.Errorf("torch2cuda: device %q: want \"\" (the GPU) or cpu", c.Device)
+	case c.Timeout < time.Second || c.GPUSlots < 0:
+		return errors.New("torch2cuda: timeout under a second or negative GPU slots")
+	}
+	return nil
+}
+
+// Lane is the torch2cuda verifier.
+type Lane struct {
+	cfg Config
+	gpu *semaphore.Weighted
+}
+
+var (
+	_ tools.Lane      = (*Lane)(nil)
+	_ tools.Completer = (*Lane)(nil)
+)
+
+// New returns a lane.
+func New(cfg Config) (*Lane, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Lane{cfg: cfg, gpu: semaphore.NewWeighted(int64(cfg.GPUSlots))}, nil
+}
+
+// Name implements tools.Lane.
+func (l *Lane) Name() string { return LaneName }
+
+// Tools implements tools.Lane: none yet (the model answers directly).
+func (l *Lane) Tools(tools.Item) []tools.Tool { return nil }
+
+// Extract implements tools.Lane: the last fenced Python block that defines
+// ModelNew, else the last Python block.
+func (l *Lane) Extract(text string) (string, bool) { return ExtractAnswer(text) }
+
+// ExtractAnswer is Extract without a lane.
+func ExtractAnswer(text string) (string, bool) {
+	var last, withModel string
+	for _, f := range tools.Fences(text) {
+		switch strings.ToLower(f.Lang) {
+		case "python", "py", "python3", "":
+		default:
+			continue
+		}
+		if strings.TrimSpace(f.Body) == "" {
+			continue
+		}
+		last = f.Body
+		if modelNewRE.MatchString(f.Body) {
+			withModel = f.Body
+		}
+	}
+	if withModel != "" {
+		return strings.TrimSpace(withModel) + "\n", true
+	}
+	if last != "" {
+		return strings.TrimSpace(last) + "\n", true
+	}
+	return "", false
+}
+
+var (
+	modelNewRE   = regexp.MustCompile(`(?m)^class\s+ModelNew\b`)
+	buildCallRE  = regexp.MustCompile(`\bload_inline\s*\(|\bcpp_extension\.load\s*\(|\bfrom\s+torch\.utils\.cpp_extension\s+import\s+[^\n]*\bload\b`)
+	globalFuncRE = regexp.MustCompile(`__global__`)
+)
+
+// staticSuspicion is why an answer cannot be a custom kernel ("" when it
+// may be): it builds no extension, or its sources hold no __global__
+// function.
+func staticSuspicion(answer string) string {
+	var why []string
+	if !buildCallRE.MatchString(answer) {
+		why = append(why, "builds no extension (no load_inline or cpp_extension.load)")
+	}
+	if !globalFuncRE.MatchString(answer) {
+		why = append(why, "defines no __global__ CUDA kernel")
+	}
+	return strings.Join(why, "; ")
+}
+
+// Verify implements tools.Lane.
+func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tools.Verdict, error) {
+	ref := item.Files[ReferenceFile]
+	if strings.TrimSpace(ref) == "" {
+		return tools.Verdict{}, fmt.Errorf("torch2cuda: %w: no %s", tools.ErrBadItem, ReferenceFile)
+	}
+	v := &verdict{v: tools.Verdict{Artifacts: map[string][]byte{}, Measurements: map[string]float64{}}}
+	if !modelNewRE.MatchString(answer) {
+		return v.fail(StageExtract, tools.ClassNoAnswer, 0,
+			"no ModelNew found: answer with one ```python block defining class ModelNew(nn.Module)"), nil
+	}
+	v.ok(StageExtract, 0, "")
+	v.v.Artifacts[ArtifactCandidate] = []byte(answer)
+	start := time.Now()
+	if diag, err := l.syntaxCheck(ctx, answer); err != nil {
+		return tools.Verdict{}, err
+	} else if diag != "" {
+		return v.fail(StageStatic, tools.ClassCompileError, time.Since(start), diag), nil
+	}
+	if why := staticSuspicion(answer); why != "" {
+		v.v.Suspicion = []string{why}
+		return v.fail(StageStatic, ClassSuspectedCheating, time.Since(start), "not a custom CUDA kernel: "+why), nil
+	}
+	v.ok(StageStatic, time.Since(start), "")
+	if why := l.cannotJudge(); why != "" {
+		v.skip(StageJudge, "skipped: "+why+"; `kiln rescore --pending` on a GPU host judges the kept candidate")
+		v.v.Pass, v.v.Stage = true, StageJudge
+		return v.v, nil
+	}
+	return l.judgeInto(ctx, v, ref, answer)
+}
+
+// cannotJudge says why this host cannot run the judge ("" when it can).
+func (l *Lane) cannotJudge() string {
+	t, ok := l.cfg.Toolchains.Get(toolchain.Torch)
+	switch {
+	case !ok:
+		return "no python3 with torch on this host"
+	case l.cfg.Device == "cpu":
+		return ""
+	case strings.Contains(t.Version, "cuda none"):
+		return "torch here has no CUDA (" + t.Version + ")"
+	case !l.cfg.Toolchains.GPU().Present:
+		return "no NVIDIA GPU on this host"
+	}
+	return ""
+}
+
+// Complete implements tools.Completer: it judges the candidate kept with a
+// pending verdict, on this (GPU) host.
+func (l *Lane) Complete(ctx context.Context, item tools.Item, prev tools.Verdict) (tools.Verdict, error) {
+	pending := tools.PendingStages(prev)
+	if len(pending) == 0 {
+		return prev, nil
+	}
+	if len(pending) != 1 || pending[0] != StageJudge {
+		return tools.Verdict{}, fmt.Errorf("torch2cuda complete: cannot complete pending stages %s", strings.Join(pending, ", "))
+	}
+	if why := l.cannotJudge(); why != "" {
+		return tools.Verdict{}, fmt.Errorf("torch2cuda complete: cannot judge here (%s): run it on a GPU host with a CUDA build of torch", why)
+	}
+	cand := string(prev.Artifacts[ArtifactCandidate])
+	ref := item.Files[ReferenceFile]
+	if strings.TrimSpace(cand) == "" || strings.TrimSpace(ref) == "" {
+		return tools.Verdict{}, fmt.Errorf("torch2cuda complete: the record keeps no %s or its task no %s", ArtifactCandidate, ReferenceFile)
+	}
+	v := &verdict{v: tools.Verdict{Artifacts: map[string][]byte{ArtifactCandidate: []byte(cand)}, Measurements: map[string]float64{}}}
+	for _, s := range prev.Stages {
+		if !s.Skipped {
+			v.v.Stages = append(v.v.Stages, s)
+		}
+	}
+	return l.judgeInto(ctx, v, ref, cand)
+}
+
+// judgeInto runs the judge and adds its stage, measurements and class.
+func (l *Lane) judgeInto(ctx context.Context, v *verdict, ref, cand string) (tools.Verdict, error) {
+	start := time.Now()
+	res, raw, err := l.judge(ctx, ref, cand)
+	if err != nil {
+		return tools.Verdict{}, err
+	}
+	v.v.Artifacts[ArtifactJudge] = raw
+	for k, x := range res.measurements() {
+		v.v.Measurements[k] = x
+	}
+	v.v.Suspicion = res.Suspicion
+	detail := res.detail()
+	if res.Pass {
+		v.ok(StageJudge, time.Since(start), detail)
+		v.v.Pass, v.v.Stage = true, StageJudge
+		return v.v, nil
+	}
+	class := tools.FailureClass(res.Class)
+	if class == "" {
+		class = ClassRuntimeError
+	}
+	diag := res.Diagnostic
+	if len(res.Suspicion) > 0 {
+		diag = "suspected cheating: " + strings.Join(res.Suspicion, "; ") + "\n" + diag
+	}
+	return v.fail(StageJudge, class, time.Since(start), strings.TrimSpace(diag+"\n"+detail)), nil
+}
+
+// verdict builds a tools.Verdict stage by stage.
+type verdict struct{ v tools.Verdict }
+
+func (b *verdict) ok(stage string, d time.Duration, detail string) {
+	b.v.Stages = append(b.v.Stages, tools.Stage{Name: stage, OK: true, Duration: d, Detail: detail})
+	b.v.Stage = stage
+}
+
+func (b *verdict) skip(stage, detail string) {
+	b.v.Stages = append(b.v.Stages, tools.Stage{Name: stage, Skipped: true, Detail: detail})
+}
+
+func (b *verdict) fail(stage string, class tools.FailureClass, d time.Duration, diag string) tools.Verdict {
+	b.v.Stages = append(b.v.Stages, tools.Stage{Name: stage, Duration: d, Detail: firstLine(diag)})
+	b.v.Stage, b.v.Class, b.v.Diagnostic, b.v.Pass = stage, class, clip(diag, 4000), false
+	return b.v
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	line, _, _ := strings.Cut(s, "\n")
+	return clip(line, 300)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// jsonNumber is a judge figure that may be null.
+type jsonNumber = *float64
+
+// judgeResult is judge.py's JSON (the fields kiln reads; the whole object
+// is kept as the judge.json artifact).
+type judgeResult struct {
+	Pass       bool       `json:"pass"`
+	Class      string     `json:"class"`
+	Correct    bool       `json:"correct"`
+	Speedup    jsonNumber `json:"speedup"`
+	TRefMS     jsonNumber `json:"t_ref_ms"`
+	TNewMS     jsonNumber `json:"t_new_ms"`
+	WallRefMS  jsonNumber `json:"wall_ref_ms"`
+	WallNewMS  jsonNumber `json:"wall_new_ms"`
+	MaxAbsErr  jsonNumber `json:"max_abs_err"`
+	MaxRelErr  jsonNumber `json:"max_rel_err"`
+	CompileMS  jsonNumber `json:"compile_ms"`
+	Cached     bool       `json:"compile_cached"`
+	Suspicion  []string   `json:"suspicion"`
+	TorchOps   []string   `json:"torch_ops"`
+	Diagnostic string     `json:"diagnostic"`
+	TimingOn   string     `json:"timing_device"`
+	Env        struct {
+		Torch  string `json:"torch"`
+		CUDA   string `json:"cuda"`
+		Device string `json:"device"`
+	} `json:"env"`
+}
+
+func (r judgeResult) measurements() map[string]float64 {
+	out := map[string]float64{}
+	for k, p := range map[string]jsonNumber{"speedup": r.Speedup, "t_ref_ms": r.TRefMS, "t_new_ms": r.TNewMS,
+		"wall_ref_ms": r.WallRefMS, "wall_new_ms": r.WallNewMS, "max_abs_err": r.MaxAbsErr, "max_rel_err": r.MaxRelErr,
+		"compile_ms": r.CompileMS} {
+		if p != nil {
+			out[k] = *p
+		}
+	}
+	out["correct"] = 0
+	if r.Correct {
+		out["correct"] = 1
+	}
+	return out
+}
+
+func (r judgeResult) detail() string {
+	var parts []string
+	if r.Speedup != nil {
+		parts = append(parts, fmt.Sprintf("speedup %.3gx (torch %.4g ms, kernel %.4g ms)", *r.Speedup, val(r.TRefMS), val(r.TNewMS)))
+	}
+	if r.MaxAbsErr != nil {
+		parts = append(parts, fmt.Sprintf("max abs err %.3g", *r.MaxAbsErr))
+	}
+	if r.Env.Device != "" {
+		parts = append(parts, "on "+r.Env.Device)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func val(p jsonNumber) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// parseJudge reads judge.py's JSON.
+func parseJudge(raw []byte) (judgeResult, error) {
+	var r judgeResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return r, fmt.Errorf("torch2cuda: judge result: %w", err)
+	}
+	return r, nil
+}

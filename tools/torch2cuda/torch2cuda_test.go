@@ -1,0 +1,280 @@
+package torch2cuda
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/kit"
+)
+
+var (
+	testRunner   *sandboxes.Runner
+	testRegistry *toolchain.Registry
+	testSkip     string // why the sandboxed tests cannot run here
+)
+
+func TestMain(m *testing.M) {
+	sandboxes.MaybeRunInit()
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "kiln-torch2cuda-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	testRegistry, err = toolchain.Detect(ctx, toolchain.Config{SkipProbes: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, ok := testRegistry.Get(toolchain.Torch); !ok {
+		testSkip = "no python3 with torch (apt-get install python3-torch)"
+	} else if testRunner, err = sandboxes.New(sandboxes.Config{ScratchRoot: filepath.Join(dir, "boxes"),
+		ReadOnlyPaths: testRegistry.SandboxPaths(), Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		testSkip = "no sandbox: " + err.Error()
+	}
+	if testRunner != nil {
+		defer testRunner.Close()
+	}
+	return m.Run()
+}
+
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if testSkip != "" {
+		t.Skip(testSkip)
+	}
+}
+
+func TestBuiltinProblems(t *testing.T) {
+	t.Parallel()
+	probs, err := LoadBuiltinProblems()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(probs) < 60 {
+		t.Errorf("%d problems, want at least 60", len(probs))
+	}
+	perFamily, perLevel := map[string]int{}, map[string]int{}
+	for _, p := range probs {
+		perFamily[p.Family]++
+		perLevel[p.Level]++
+		if p.Description == "" || !strings.HasPrefix(p.ID, p.Level+"/") {
+			t.Errorf("%s: level %s description %q", p.ID, p.Level, p.Description)
+		}
+		if _, err := BuiltinAnswer(p.ID); err != nil {
+			t.Errorf("%s: %v", p.ID, err)
+		}
+	}
+	for _, f := range Families {
+		if perFamily[f] < 4 {
+			t.Errorf("family %s: %d problems, want at least 4", f, perFamily[f])
+		}
+	}
+	for _, l := range []string{"level1", "level2", "level3"} {
+		if perLevel[l] == 0 {
+			t.Errorf("no %s problem", l)
+		}
+	}
+	t.Logf("%d problems: %v, %v", len(probs), perLevel, perFamily)
+}
+
+// TestLoadProblemsKernelBenchLayout: a KernelBench checkout's layout, with
+// its file names and no family lines, and a file that is no problem.
+func TestLoadProblemsKernelBenchLayout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	model := "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x\n\n" +
+		"def get_inputs():\n    return [torch.randn(4)]\n\ndef get_init_inputs():\n    return []\n"
+	files := map[string]string{
+		"level1/1_Square_matrix_multiplication_.py":   model,
+		"level1/23_Softmax.py":                        model,
+		"level1/40_LayerNorm.py":                      model,
+		"level1/54_conv_standard_3D.py":               model,
+		"level1/100_HingeLoss.py":                     model,
+		"level1/19_ReLU.py":                           model,
+		"level1/47_Sum_reduction_over_a_dimension.py": model,
+		"level2/1_Conv2D_ReLU_BiasAdd.py":             model,
+		"level3/11_VGG16.py":                          model,
+		"level1/README.md":                            "not a problem",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probs, err := LoadProblems(os.DirFS(dir), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"level1/1_Square_matrix_multiplication_": "matmul", "level1/23_Softmax": "activation", "level1/40_LayerNorm": "norm",
+		"level1/54_conv_standard_3D": "conv", "level1/100_HingeLoss": "loss", "level1/19_ReLU": "activation",
+		"level1/47_Sum_reduction_over_a_dimension": "reduction", "level2/1_Conv2D_ReLU_BiasAdd": "fusion", "level3/11_VGG16": "network",
+	}
+	if len(probs) != len(want) {
+		t.Fatalf("%d problems, want %d", len(probs), len(want))
+	}
+	for _, p := range probs {
+		if want[p.ID] != p.Family {
+			t.Errorf("%s: family %q, want %q", p.ID, p.Family, want[p.ID])
+		}
+	}
+	// A file without get_inputs is an error naming it.
+	bad := filepath.Join(dir, "level1", "7_Broken.py")
+	if err := os.WriteFile(bad, []byte("class Model: pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadProblems(os.DirFS(dir), "."); err == nil || !strings.Contains(err.Error(), "level1/7_Broken.py") || !strings.Contains(err.Error(), "get_inputs") {
+		t.Errorf("broken problem: %v", err)
+	}
+	// An unknown family line is an error too.
+	if err := os.WriteFile(bad, []byte("# family: magic\n"+model), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadProblems(os.DirFS(dir), "."); err == nil || !strings.Contains(err.Error(), `family "magic"`) {
+		t.Errorf("unknown family: %v", err)
+	}
+}
+
+func TestExtractAnswer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, reply, want string
+		ok                bool
+	}{
+		{"python block", "Here:\n```python\nclass ModelNew(nn.Module):\n    pass\n```\n", "class ModelNew(nn.Module):\n    pass\n", true},
+		{"the block with ModelNew wins", "```python\nimport torch\n```\n```python\nclass ModelNew:\n    pass\n```\n```python\nprint(1)\n```", "class ModelNew:\n    pass\n", true},
+		{"last python block", "```py\nx = 1\n```\n```python\ny = 2\n```", "y = 2\n", true},
+		{"no python", "```cuda\n__global__ void k() {}\n```", "", false},
+		{"prose", "I cannot.", "", false},
+	} {
+		got, ok := ExtractAnswer(tc.reply)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("%s: %q %v, want %q %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestSource(t *testing.T) {
+	t.Parallel()
+	ts, err := source(kit.Tasks{Corpus: "builtin", Categories: []string{"loss", "level3"}, Limit: 5, Seed: 3, SamplesPerTask: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts.Round0) != 10 {
+		t.Fatalf("%d tasks, want 5 problems x 2", len(ts.Round0))
+	}
+	for _, task := range ts.Round0 {
+		fam, lvl := task.Meta["family"], task.Meta["level"]
+		if fam != "loss" && lvl != "level3" {
+			t.Errorf("%s: %s/%s outside the categories", task.Key, lvl, fam)
+		}
+		if !slices.Equal(task.Categories, []string{fam, lvl}) || !strings.Contains(task.Prompt, "(task "+task.Meta["problem"]+")") ||
+			!strings.Contains(task.Prompt, task.Files[ReferenceFile][:40]) {
+			t.Errorf("%s: categories %v, prompt %.200q", task.Key, task.Categories, task.Prompt)
+		}
+	}
+	again, _ := source(kit.Tasks{Corpus: "builtin", Categories: []string{"loss", "level3"}, Limit: 5, Seed: 3, SamplesPerTask: 2})
+	if again.Round0[7].Key != ts.Round0[7].Key {
+		t.Error("same seed, different tasks")
+	}
+	if _, err := source(kit.Tasks{Templates: &kit.Templates{Dir: "builtin"}}); err == nil || !strings.Contains(err.Error(), "tasks.templates") {
+		t.Errorf("templates: %v", err)
+	}
+	if _, err := source(kit.Tasks{Corpus: "builtin", Categories: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "tasks.categories") {
+		t.Errorf("unknown category: %v", err)
+	}
+}
+
+func newLane(t *testing.T, device string) *Lane {
+	t.Helper()
+	needSandbox(t)
+	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: device, Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestVerifyStatic: on a host without a GPU, a right answer is pending
+// (its candidate kept), and the static stage catches what it can.
+func TestVerifyStatic(t *testing.T) {
+	t.Parallel()
+	l := newLane(t, "")
+	if testRegistry.GPU().Present {
+		t.Skip("a GPU host judges for real")
+	}
+	const id = "level1/045_broadcast_add"
+	probs, err := LoadBuiltinProblems()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref string
+	for _, p := range probs {
+		if p.ID == id {
+			ref = p.Source
+		}
+	}
+	right, err := BuiltinAnswer(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: ref}}
+	ctx := context.Background()
+	v, err := l.Verify(ctx, item, right)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Pass || !slices.Equal(tools.PendingStages(v), []string{StageJudge}) || string(v.Artifacts[ArtifactCandidate]) != right {
+		t.Errorf("right answer: %+v", v)
+	}
+	for _, tc := range []struct {
+		name, answer string
+		class        tools.FailureClass
+		stage, diag  string
+	}{
+		{"syntax", strings.Replace(right, "class ModelNew(nn.Module):", "class ModelNew(nn.Module)", 1), tools.ClassCompileError, StageStatic, "SyntaxError"},
+		{"torch fallback, no kernel", "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x, y):\n        return x + y\n",
+			ClassSuspectedCheating, StageStatic, "builds no extension"},
+		{"no ModelNew", "import torch\n", tools.ClassNoAnswer, StageExtract, "no ModelNew"},
+	} {
+		v, err := l.Verify(ctx, item, tc.answer)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if v.Pass || v.Class != tc.class || v.Stage != tc.stage || !strings.Contains(v.Diagnostic, tc.diag) {
+			t.Errorf("%s: pass %v class %s stage %s diagnostic %q", tc.name, v.Pass, v.Class, v.Stage, v.Diagnostic)
+		}
+	}
+	if _, err := l.Verify(ctx, tools.Item{Lane: LaneName}, right); err == nil {
+		t.Error("an item without a reference verified")
+	}
+	// Completing needs a GPU: an error, not a verdict.
+	if _, err := l.Complete(ctx, item, v); err == nil {
+		t.Error("Complete without a GPU succeeded")
+	}
+}
