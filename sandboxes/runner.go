@@ -530,14 +530,26 @@ type Box struct {
 
 // Open creates a fresh box, waiting for a free identity if MaxBoxes are
 // open.
-func (r *Runner) Open(ctx context.Context) (*Box, error) {
+func (r *Runner) Open(ctx context.Context) (*Box, error) { return r.OpenSized(ctx, 0, 0) }
+
+// OpenSized is Open with a scratch of size bytes and inodes inodes (0:
+// Config.ScratchSize and ScratchInodes), for work that needs more room
+// than most (building PyTorch extensions). The tmpfs holds only what is
+// written, so a large cap costs nothing until used.
+func (r *Runner) OpenSized(ctx context.Context, size, inodes int64) (*Box, error) {
 	var uid uint32
 	select {
 	case uid = <-r.uids:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("open box: %w", context.Cause(ctx))
 	}
-	b, err := r.newBox(uid)
+	if size == 0 {
+		size = r.cfg.ScratchSize
+	}
+	if inodes == 0 {
+		inodes = r.cfg.ScratchInodes
+	}
+	b, err := r.newBox(uid, size, inodes)
 	if err != nil {
 		r.uids <- uid
 		return nil, fmt.Errorf("open box: %w", err)
@@ -545,7 +557,7 @@ func (r *Runner) Open(ctx context.Context) (*Box, error) {
 	return b, nil
 }
 
-func (r *Runner) newBox(uid uint32) (*Box, error) {
+func (r *Runner) newBox(uid uint32, size, inodes int64) (*Box, error) {
 	var rnd [12]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, err
@@ -557,11 +569,11 @@ func (r *Runner) newBox(uid uint32) (*Box, error) {
 	b := &Box{r: r, dir: dir, uid: uid}
 	if r.scratchTmpfs {
 		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d", uid, uid)
-		if r.cfg.ScratchSize != NoLimit {
-			opts += fmt.Sprintf(",size=%d", r.cfg.ScratchSize)
+		if size != NoLimit {
+			opts += fmt.Sprintf(",size=%d", size)
 		}
-		if r.cfg.ScratchInodes != NoLimit {
-			opts += fmt.Sprintf(",nr_inodes=%d", r.cfg.ScratchInodes)
+		if inodes != NoLimit {
+			opts += fmt.Sprintf(",nr_inodes=%d", inodes)
 		}
 		if err := unix.Mount("kiln-box", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			_ = os.Remove(dir)
@@ -695,6 +707,26 @@ func checkName(name string) error {
 	return nil
 }
 
+// mergeEnv is base with extra's entries replacing those of the same key
+// (a program reading a doubled key may see either one) and added after.
+func mergeEnv(base, extra []string) []string {
+	out := append([]string(nil), base...)
+	for _, kv := range extra {
+		k, _, _ := strings.Cut(kv, "=")
+		replaced := false
+		for i, b := range out {
+			if bk, _, _ := strings.Cut(b, "="); bk == k {
+				out[i], replaced = kv, true
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // Run runs spec in the box and waits for the whole tree to end. A failed or
 // killed command is a Result, not an error; errors are ErrExec (the command
 // could not start), ErrClosed, the context's error (Result.Killed is then
@@ -725,7 +757,7 @@ func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 		lim.Memory = NoLimit // CUDA reserves far more address space than it uses
 	}
 	// No environment is inherited: only these and Spec.Env.
-	env := append([]string{"PATH=" + r.cfg.Path, "HOME=" + b.dir, "TMPDIR=" + b.dir, "LC_ALL=C"}, spec.Env...)
+	env := mergeEnv([]string{"PATH=" + r.cfg.Path, "HOME=" + b.dir, "TMPDIR=" + b.dir, "LC_ALL=C"}, spec.Env)
 	is := b.trampolineSpec(spec, lim, env, probe)
 	var rc *runCgroup
 	if r.cg != nil {

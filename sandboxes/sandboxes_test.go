@@ -699,3 +699,70 @@ func TestWithoutNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// TestTrees: a tree written into a box comes back out as written, what the
+// box adds comes out too, links it plants are skipped (never followed),
+// and the caps hold.
+func TestTrees(t *testing.T) {
+	t.Parallel()
+	secret := filepath.Join(filepath.Dir(testRoot), "tree-secret")
+	if err := os.WriteFile(secret, []byte("host secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := openBox(t)
+	in := map[string][]byte{"a.txt": []byte("a"), "sub/b.bin": {0, 1, 2}, "sub/deeper/c": []byte("c")}
+	if err := b.WriteTree("build", in); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, b, Spec{Argv: []string{"sh", "-c", "cat build/sub/deeper/c && echo new > build/sub/new && ln -s " + secret + " build/link && ln -s /etc build/dirlink"}})
+	if !res.OK() || string(res.Stdout) != "c" {
+		t.Fatalf("box: %s %q %s", res.Describe(), res.Stdout, res.Stderr)
+	}
+	out, err := b.ReadTree("build", 1<<20, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a.txt": "a", "sub/b.bin": "\x00\x01\x02", "sub/deeper/c": "c", "sub/new": "new\n"}
+	if len(out) != len(want) {
+		t.Errorf("read back %d files: %v", len(out), out)
+	}
+	for k, v := range want {
+		if string(out[k]) != v {
+			t.Errorf("%s: %q, want %q", k, out[k], v)
+		}
+	}
+	if _, err := b.ReadTree("build", 3, 100); !errors.Is(err, ErrTreeTooLarge) {
+		t.Errorf("byte cap: %v", err)
+	}
+	if _, err := b.ReadTree("build", 1<<20, 2); !errors.Is(err, ErrTreeTooLarge) {
+		t.Errorf("file cap: %v", err)
+	}
+	if got, err := b.ReadTree("missing", 1<<20, 10); err != nil || len(got) != 0 {
+		t.Errorf("missing dir: %v %v", got, err)
+	}
+	if err := b.WriteTree("../escape", in); !errors.Is(err, ErrBadName) {
+		t.Errorf("write outside the box: %v", err)
+	}
+}
+
+// TestSpecEnvOverrides: Spec.Env replaces the minimal environment's
+// entries of the same key (PATH, HOME) instead of doubling them.
+func TestSpecEnvOverrides(t *testing.T) {
+	t.Parallel()
+	b := openBox(t)
+	res := run(t, b, Spec{Argv: []string{"/usr/bin/env"}, Env: []string{"PATH=/opt/x/bin:/usr/bin:/bin", "HOME=.", "EXTRA=1"}})
+	if !res.OK() {
+		t.Fatalf("env: %s %s", res.Describe(), res.Stderr)
+	}
+	got := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k]++
+		if (k == "PATH" && v != "/opt/x/bin:/usr/bin:/bin") || (k == "HOME" && v != ".") {
+			t.Errorf("%s=%s", k, v)
+		}
+	}
+	if got["PATH"] != 1 || got["HOME"] != 1 || got["EXTRA"] != 1 || got["LC_ALL"] != 1 {
+		t.Errorf("environment keys: %v", got)
+	}
+}

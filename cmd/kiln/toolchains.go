@@ -23,6 +23,9 @@ func (w *wiring) registry(ctx context.Context, probe bool) (*toolchain.Registry,
 		return nil, err
 	}
 	cfg := toolchain.Config{
+		// torch lives in whichever python3 the user's PATH finds first
+		// (a virtualenv on GPU hosts), else the system's.
+		Names:        map[string][]string{toolchain.Torch: pythonCandidates(w.e.getenv("PATH"))},
 		DeviceLibDir: filepath.Join(data, "rocm-device-libs"),
 		ProbeCache:   filepath.Join(data, "toolchain-probe.json"),
 		SkipProbes:   !probe,
@@ -34,4 +37,16 @@ func (w *wiring) registry(ctx context.Context, probe bool) (*toolchain.Registry,
 	}
 	w.reg, w.regProbed = reg, probe
 	return reg, nil
+}
+
+// pythonCandidates lists the python3 executables of path's folders, in
+// order, then "python3" (looked up in the registry's own path).
+func pythonCandidates(path string) []string {
+	var out []string
+	for _, dir := range filepath.SplitList(path) {
+		if filepath.IsAbs(dir) {
+			out = append(out, filepath.Join(dir, "python3"))
+		}
+	}
+	return append(out, "python3")
 }

@@ -74,6 +74,9 @@ func isExecutable(p string) error {
 // locate finds tool name and reads its version.
 func (d *detector) locate(ctx context.Context, name string) Tool {
 	t := Tool{Name: name, Env: toolEnv(name)}
+	if name == Torch {
+		return d.locateTorch(ctx, t)
+	}
 	var errs []string
 	for _, exe := range d.cfg.Names[name] {
 		p, err := lookPath(exe, d.cfg.Path)
@@ -90,9 +93,6 @@ func (d *detector) locate(ctx context.Context, name string) Tool {
 			t.Error = strings.Join(errs, "; ")
 		}
 		return t
-	}
-	if name == Torch {
-		return d.locateTorch(ctx, t)
 	}
 	arg := "--version"
 	out, err := d.exec(ctx, "", t.Env, 10*time.Second, t.Path, arg)
@@ -124,23 +124,58 @@ try:
 except OSError:
     pass
 print("python %d.%d.%d, torch %s, cuda %s" % (sys.version_info[:3] + (m.version("torch"), cuda)))
-print(os.path.dirname(d))`
+print(os.path.dirname(d))
+print(sys.prefix)`
 
-// locateTorch reads torch's versions and folder through python3.
+// locateTorch finds the first python3 that has torch: every configured
+// name (Config.Names[Torch]; an absolute one as is, others looked up in
+// each folder of Config.Path in turn), asked for torch's versions and
+// folders without importing it. Dirs get torch's site-packages and the
+// Python prefix (a virtualenv) for the sandbox view.
 func (d *detector) locateTorch(ctx context.Context, t Tool) Tool {
-	out, err := d.exec(ctx, "", t.Env, 30*time.Second, t.Path, "-I", "-c", torchQuery)
-	if err != nil {
-		t.Error = fmt.Sprintf("%s: torch: %v", t.Path, firstLine(err.Error()))
+	var cands []string
+	for _, exe := range d.cfg.Names[Torch] {
+		if filepath.IsAbs(exe) {
+			cands = append(cands, exe)
+			continue
+		}
+		for _, dir := range filepath.SplitList(d.cfg.Path) {
+			if p := filepath.Join(dir, exe); dir != "" && isExecutable(p) == nil {
+				cands = append(cands, p)
+			}
+		}
+	}
+	var errs []string
+	seen := map[string]bool{}
+	for _, p := range cands {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out, err := d.exec(ctx, "", t.Env, 30*time.Second, p, "-I", "-c", torchQuery)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", p, firstLine(err.Error())))
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "python ") {
+			errs = append(errs, fmt.Sprintf("%s: unexpected answer %q", p, clip(out, 200)))
+			continue
+		}
+		t.Path, t.Version = p, lines[0]
+		for _, dir := range lines[1:] {
+			if dir = strings.TrimSpace(dir); filepath.IsAbs(dir) {
+				t.Dirs = append(t.Dirs, dir)
+			}
+		}
 		return t
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "python ") {
-		t.Error = fmt.Sprintf("%s: torch: unexpected answer %q", t.Path, clip(out, 200))
-		return t
+	t.Error = "no python3 with torch found"
+	if len(errs) > 0 {
+		t.Error += ": " + strings.Join(errs, "; ")
 	}
-	t.Version = lines[0]
-	if site := strings.TrimSpace(lines[1]); filepath.IsAbs(site) {
-		t.Dirs = []string{site}
+	if len(cands) > 0 {
+		t.Path = cands[0]
 	}
 	return t
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -50,7 +52,8 @@ func open(_ context.Context, h kit.Host, _ sandboxes.Limits) (tools.Lane, error)
 	if g := reg.GPU(); len(g.Devices) > 1 {
 		slots = len(g.Devices)
 	}
-	return New(Config{Sandbox: r, Toolchains: reg, GPUSlots: slots, Logger: h.Log})
+	return New(Config{Sandbox: r, Toolchains: reg, GPUSlots: slots, CompileParallel: runtime.NumCPU(),
+		CacheDir: filepath.Join(h.DataDir, "torch2cuda-cache"), Logger: h.Log})
 }
 
 // source reads problems (tasks.corpus: "builtin" or a folder laid out as

@@ -29,9 +29,8 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
@@ -84,14 +83,25 @@ type Config struct {
 	Seed int
 	// Tolerance is ToleranceMagnitude (default) or ToleranceKernelBench.
 	Tolerance string
-	// Timeout bounds one evaluation, compile included (default 10 min).
+	// Timeout bounds one candidate's build (default 10 min).
 	Timeout time.Duration
+	// RunTimeout bounds one evaluation on the GPU once built: trials,
+	// anti-cheat checks and timing (default 45 s). A hung kernel costs it.
+	RunTimeout time.Duration
 	// GPUSlots bounds concurrent evaluations on the GPUs (default 1).
 	GPUSlots int
 	// Device "cpu" judges on the CPU (candidates with CPU extensions:
 	// tests, experiments; timings are then CPU timings); "" judges on
 	// the GPU, and leaves the judge stage pending on a host without one.
 	Device string
+	// CompileParallel bounds the extension builds of a batch that run at
+	// once on the CPU cores (default 8).
+	CompileParallel int
+	// MaxBatch bounds the evaluations of one judge process (default 16):
+	// a batch's verdicts are delivered when it ends.
+	MaxBatch int
+	// CacheDir keeps built extensions by candidate ("" keeps none).
+	CacheDir string
 	// StaticLimits bound the static check's python3 run.
 	StaticLimits sandboxes.Limits
 	Logger       *slog.Logger
@@ -110,8 +120,17 @@ func (c Config) withDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Minute
 	}
+	if c.RunTimeout == 0 {
+		c.RunTimeout = 45 * time.Second
+	}
 	if c.GPUSlots == 0 {
 		c.GPUSlots = 1
+	}
+	if c.CompileParallel == 0 {
+		c.CompileParallel = 8
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = 16
 	}
 	if c.StaticLimits == (sandboxes.Limits{}) {
 		c.StaticLimits = sandboxes.Limits{Wall: 30 * time.Second, CPU: 20 * time.Second, Memory: 1 << 30, Procs: 16,
@@ -136,7 +155,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("torch2cuda: tolerance %q: want %s or %s", c.Tolerance, ToleranceMagnitude, ToleranceKernelBench)
 	case c.Device != "" && c.Device != "cpu":
 		return fmt.Errorf("torch2cuda: device %q: want \"\" (the GPU) or cpu", c.Device)
-	case c.Timeout < time.Second || c.GPUSlots < 0:
+	case c.Timeout < time.Second || c.RunTimeout < time.Second || c.GPUSlots < 0 || c.CompileParallel < 0 || c.MaxBatch < 0:
 		return errors.New("torch2cuda: timeout under a second or negative GPU slots")
 	}
 	return nil
@@ -144,8 +163,10 @@ func (c Config) Validate() error {
 
 // Lane is the torch2cuda verifier.
 type Lane struct {
-	cfg Config
-	gpu *semaphore.Weighted
+	cfg      Config
+	batches  *batcher
+	archOnce sync.Once
+	archList string
 }
 
 var (
@@ -159,7 +180,9 @@ func New(cfg Config) (*Lane, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Lane{cfg: cfg, gpu: semaphore.NewWeighted(int64(cfg.GPUSlots))}, nil
+	l := &Lane{cfg: cfg}
+	l.batches = &batcher{l: l}
+	return l, nil
 }
 
 // Name implements tools.Lane.
@@ -207,12 +230,16 @@ var (
 // staticSuspicion is why an answer cannot be a custom kernel ("" when it
 // may be): it builds no extension, or its sources hold no __global__
 // function.
-func staticSuspicion(answer string) string {
+func staticSuspicion(answer string) string { return suspicion(answer, true) }
+
+// suspicion is staticSuspicion; without cuda, a C++ extension is enough
+// (Config.Device "cpu").
+func suspicion(answer string, cuda bool) string {
 	var why []string
 	if !buildCallRE.MatchString(answer) {
 		why = append(why, "builds no extension (no load_inline or cpp_extension.load)")
 	}
-	if !globalFuncRE.MatchString(answer) {
+	if cuda && !globalFuncRE.MatchString(answer) {
 		why = append(why, "defines no __global__ CUDA kernel")
 	}
 	return strings.Join(why, "; ")
@@ -237,7 +264,7 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 	} else if diag != "" {
 		return v.fail(StageStatic, tools.ClassCompileError, time.Since(start), diag), nil
 	}
-	if why := staticSuspicion(answer); why != "" {
+	if why := suspicion(answer, l.cfg.Device != "cpu"); why != "" {
 		v.v.Suspicion = []string{why}
 		return v.fail(StageStatic, ClassSuspectedCheating, time.Since(start), "not a custom CUDA kernel: "+why), nil
 	}

@@ -2,12 +2,15 @@ package torch2cuda
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,4 +280,112 @@ func TestVerifyStatic(t *testing.T) {
 	if _, err := l.Complete(ctx, item, v); err == nil {
 		t.Error("Complete without a GPU succeeded")
 	}
+}
+
+// TestJudgeOnCPU runs the real judge in the sandbox on the CPU (Debian's
+// CPU torch, C++ extensions): one batch of concurrent evaluations, each
+// judged alike whatever else is in the batch; a crash or a hang does not
+// disturb the others; the second evaluation of a candidate reuses its
+// cached build.
+func TestJudgeOnCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds C++ extensions against torch")
+	}
+	needSandbox(t)
+	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: "cpu", Timeout: 3 * time.Minute,
+		RunTimeout: 40 * time.Second, CompileParallel: 2, Trials: 3, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("judge", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	big, small := read("ref_relu_matmul.py"), read("ref_small_scale.py")
+	cases := []struct {
+		name, ref, cand string
+		class           tools.FailureClass // "" with correct: a correct answer (pass, or slower than torch on a CPU)
+	}{
+		{"correct", big, read("cand_correct.py"), ""},
+		{"zeros on a small output", small, read("cand_zeros.py"), tools.ClassWrongOutput},
+		{"torch fallback", big, read("cand_fallback.py"), ClassSuspectedCheating},
+		{"crash", big, read("cand_crash.py"), ClassRuntimeError},
+		{"hang", big, read("cand_hang.py"), tools.ClassTimeout},
+		{"wrong shape", big, read("cand_wrong_shape.py"), ClassWrongShape},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	verdicts := make([]tools.Verdict, len(cases))
+	errs := make([]error, len(cases))
+	var wg sync.WaitGroup
+	for i, tc := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			verdicts[i], errs[i] = l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: tc.ref}}, tc.cand)
+		}()
+	}
+	wg.Wait()
+	for i, tc := range cases {
+		v := verdicts[i]
+		if errs[i] != nil {
+			t.Errorf("%s: %v", tc.name, errs[i])
+			continue
+		}
+		if tc.class == "" {
+			if v.Measurements["correct"] != 1 || (v.Class != "" && v.Class != ClassSlower) || len(v.Suspicion) > 0 {
+				t.Errorf("%s: class %q measurements %v suspicion %v: %s", tc.name, v.Class, v.Measurements, v.Suspicion, v.Diagnostic)
+			}
+			continue
+		}
+		if v.Pass || v.Class != tc.class || v.Stage != StageJudge {
+			t.Errorf("%s: pass %v class %q (want %q) at %s: %.600s", tc.name, v.Pass, v.Class, tc.class, v.Stage, v.Diagnostic)
+		}
+	}
+	// Again: the build comes from the cache.
+	v, err := l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: big}}, cases[0].cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jr struct {
+		Cached bool `json:"compile_cached"`
+	}
+	if err := json.Unmarshal(v.Artifacts[ArtifactJudge], &jr); err != nil || !jr.Cached || v.Measurements["correct"] != 1 {
+		t.Errorf("second judge of the same candidate: cached %v correct %v err %v", jr.Cached, v.Measurements["correct"], err)
+	}
+}
+
+// TestJudgePythonSuite runs the judge's own unittest suite (judge/
+// test_judge.py: every fixture class, isolation, the build cache, batch
+// mode) with the python3 that has torch.
+func TestJudgePythonSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds C++ extensions against torch")
+	}
+	py, ok := testRegistry.Get(toolchain.Torch)
+	if !ok {
+		t.Skip("no python3 with torch")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py.Path, "-m", "unittest", "discover", "-s", "judge", "-p", "test_*.py")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("judge unittest: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "OK") {
+		t.Errorf("judge unittest printed no OK:\n%s", out)
+	}
+	t.Logf("%s", lastLines(string(out), 3))
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,416 @@
+"""CPU tests of judge.py (Debian's python3-torch 1.13 + libtorch-dev is enough).
+
+    cd /work/main && python3 -m unittest discover -s tools/torch2cuda/judge -p 'test_*.py'
+
+The judge runs in subprocesses with an interpreter that has torch (this one, else
+/usr/bin/python3).  All candidates share one C++ source, so one extension build (plus the
+deliberately broken one) serves the whole run: the build dir is shared across tests.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JUDGE = os.path.join(HERE, "judge.py")
+DATA = os.path.join(HERE, "testdata")
+
+
+def _has_torch(py):
+    try:
+        return subprocess.run([py, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
+    except Exception:
+        return False
+
+
+PY = next((p for p in (sys.executable, "/usr/bin/python3") if p and os.path.exists(p) and _has_torch(p)), None)
+try:
+    import torch  # noqa: F401
+    sys.path.insert(0, HERE)
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+    import judge as J
+except Exception:  # the unit tests of helpers need torch in this interpreter
+    J = None
+
+STATE = {}
+
+
+def d(name):
+    return os.path.join(DATA, name)
+
+
+def run_judge(*args, env=None, timeout=300):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([PY, JUDGE] + list(args), capture_output=True, text=True, timeout=timeout, env=e,
+                       cwd=STATE["tmp"])
+    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    if p.returncode != 0 or not lines:
+        raise AssertionError("judge.py %s failed (rc %d)\nstdout: %s\nstderr: %s" % (
+            " ".join(args), p.returncode, p.stdout[-2000:], p.stderr[-3000:]))
+    return json.loads(lines[-1])
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def setUpModule():
+    if PY is None:
+        raise unittest.SkipTest("no Python interpreter with torch (apt-get install python3-torch)")
+    STATE["tmp"] = tempfile.mkdtemp(prefix="kiln-judge-test-")
+    STATE["build"] = os.path.join(STATE["tmp"], "build")
+    # Fill the cache once (also the test of the compile subcommand, uncached).
+    t0 = time.time()
+    r = run_judge("compile", "--candidate", d("cand_correct.py"), "--build-dir", STATE["build"], "--timeout", "600")
+    STATE["first_compile"] = r
+    STATE["first_compile_s"] = time.time() - t0
+    STATE["build_ok"] = bool(r.get("ok"))
+    if not r.get("ok"):
+        STATE["build_reason"] = "torch C++ extensions cannot be built here (missing torch headers? apt-get install " \
+                                "libtorch-dev): %s" % r.get("diagnostic", "")[:500]
+
+
+def tearDownModule():
+    if STATE.get("tmp"):
+        shutil.rmtree(STATE["tmp"], ignore_errors=True)
+
+
+def needs_build(test):
+    def wrapper(self, *a, **k):
+        if not STATE.get("build_ok"):
+            self.skipTest(STATE.get("build_reason", "no extension build"))
+        return test(self, *a, **k)
+    wrapper.__name__ = test.__name__
+    wrapper.__doc__ = test.__doc__
+    return wrapper
+
+
+MAIN_JOBS = [
+    ("correct", "ref_relu_matmul.py", "cand_correct.py"),
+    ("small_correct", "ref_small_scale.py", "cand_small_correct.py"),
+    ("zeros_small", "ref_small_scale.py", "cand_zeros.py"),
+    ("fallback", "ref_relu_matmul.py", "cand_fallback.py"),
+    ("cache", "ref_relu_matmul.py", "cand_cache.py"),
+    ("wrong_shape", "ref_relu_matmul.py", "cand_wrong_shape.py"),
+    ("nan", "ref_relu_matmul.py", "cand_nan.py"),
+    ("inplace", "ref_relu_matmul.py", "cand_inplace.py"),
+    ("perf_counter", "ref_relu_matmul.py", "cand_perf_counter.py"),
+    ("write_outside", "ref_relu_matmul.py", "cand_write_outside.py"),
+    ("syntax", "ref_relu_matmul.py", "cand_syntax.py"),
+    ("no_ext", "ref_relu_matmul.py", "cand_no_ext.py"),
+    ("compile_error", "ref_relu_matmul.py", "cand_compile_error.py"),
+]
+
+
+def main_batch():
+    """One batch (2 at a time) over most fixtures; tests read their line."""
+    if "main" not in STATE:
+        tmp = STATE["tmp"]
+        jobs = os.path.join(tmp, "main_jobs.jsonl")
+        with open(jobs, "w") as f:
+            for jid, ref, cand in MAIN_JOBS:
+                # paths relative to the jobs file's folder
+                f.write(json.dumps({"id": jid, "reference": os.path.relpath(d(ref), tmp),
+                                    "candidate": os.path.relpath(d(cand), tmp)}) + "\n")
+        out = os.path.join(tmp, "main_results.jsonl")
+        target_dir = tempfile.mkdtemp(prefix="kiln-judge-target-")
+        target = os.path.join(target_dir, "results.jsonl")
+        open(target, "w").close()
+        summary = run_judge("batch", "--jobs", jobs, "--out", out, "--build-dir", STATE["build"], "--no-timing",
+                            "--parallel", "2", "--timeout", "300", env={"KILN_TEST_TARGET": target})
+        with open(target) as f:
+            STATE["target_text"] = f.read()
+        shutil.rmtree(target_dir, ignore_errors=True)
+        STATE["main"] = {r["id"]: r for r in read_jsonl(out)}
+        STATE["main_summary"] = summary
+    return STATE["main"]
+
+
+class TestProbe(unittest.TestCase):
+    def test_probe(self):
+        r = run_judge("probe")
+        for k in ("ok", "torch", "cuda", "devices", "error"):
+            self.assertIn(k, r)
+        self.assertTrue(r["ok"], r)
+        for dev in r["devices"]:  # none on a CPU machine
+            self.assertIn("healthy", dev)
+
+
+@unittest.skipIf(J is None, "torch not importable in this interpreter")
+class TestHelpers(unittest.TestCase):
+    def test_compare_modes(self):
+        ref = torch.full((4, 4), 1e-4)
+        zeros = torch.zeros(4, 4)
+        self.assertFalse(J.compare(ref, zeros, "magnitude", 1e-2, 1e-3)["ok"])
+        self.assertTrue(J.compare(ref, zeros, "kernelbench", 1e-2, 1e-3)["ok"])
+        self.assertTrue(J.compare(ref, ref * (1 + 1e-4), "magnitude", 1e-2, 1e-3)["ok"])
+        self.assertEqual(J.compare(ref, zeros[:, :3], "magnitude", 1e-2, 1e-3)["cls"], "wrong_shape")
+        self.assertEqual(J.compare(ref, zeros.double(), "magnitude", 1e-2, 1e-3)["cls"], "wrong_shape")
+        self.assertEqual(J.compare(ref, (ref,), "magnitude", 1e-2, 1e-3)["cls"], "wrong_shape")
+        bad = ref.clone()
+        bad[1, 2] = float("inf")
+        c = J.compare(ref, bad, "magnitude", 1e-2, 1e-3)
+        self.assertEqual(c["cls"], "nan")
+        self.assertIn("(1, 2)", c["detail"])
+        # NaN where the reference has NaN too is not an error
+        r2, n2 = ref.clone(), ref.clone()
+        r2[0, 0] = n2[0, 0] = float("nan")
+        self.assertTrue(J.compare(r2, n2, "magnitude", 1e-2, 1e-3)["ok"])
+
+    def test_global_names_and_kernel_match(self):
+        src = ["template <int A> __global__ void __launch_bounds__(256) gemm_k(float* x) {}\n"
+               "// __global__ void commented_out(int)\n__global__ static void relu_kernel(float*, int n);"]
+        names = J.global_function_names(src)
+        self.assertEqual(names, ["gemm_k", "relu_kernel"])
+        kernels = ["void gemm_k<1>(float*)", "void at::native::vectorized_elementwise_kernel<4>(int)",
+                   "_Z11relu_kernelPfi"]
+        self.assertEqual(J._match_kernels(kernels, names), ["_Z11relu_kernelPfi", "void gemm_k<1>(float*)"])
+        self.assertEqual(J._match_kernels(kernels, ["vectorized_elementwise_kernel"],
+                                          exclude=["void at::native::vectorized_elementwise_kernel<4>(int)"]), [])
+
+    def test_static_scan(self):
+        with open(d("cand_correct.py")) as f:
+            self.assertEqual(J.static_scan(f.read()), [])
+        self.assertTrue(J.static_scan("import sys\nsys.modules['__main__'].compare = None\n"))
+        self.assertTrue(J.static_scan("import gc\n"))
+        self.assertTrue(J.static_scan("time.perf_counter = lambda: 0\n"))
+        self.assertEqual(J.static_scan("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0'\n"
+                                       "torch.backends.cudnn.benchmark = True\nif __name__ == '__main__':\n  pass\n"),
+                         [])
+
+
+class TestVerdicts(unittest.TestCase):
+    @needs_build
+    def test_correct_passes(self):
+        for jid in ("correct", "small_correct"):
+            r = main_batch()[jid]
+            self.assertTrue(r["pass"], r)
+            self.assertEqual(r["class"], "")
+            self.assertTrue(r["correct"])
+            self.assertEqual(r["suspicion"], [])
+            self.assertEqual([s["name"] for s in r["stages"]],
+                             ["reference", "load", "compile", "init", "correctness", "anticheat", "timing"])
+            self.assertTrue(r["stages"][-1]["skipped"])  # --no-timing
+            self.assertLess(r["max_abs_err"], 1e-3)
+            self.assertEqual(r["reference_ops"], ["mm", "mul", "relu"] if jid == "small_correct" else ["mm", "relu"])
+            self.assertEqual(r["torch_ops"], [])
+            self.assertEqual(r["timing_device"], "cpu")
+            self.assertEqual(r["id"], jid)
+
+    @needs_build
+    def test_zeros_magnitude_vs_kernelbench(self):
+        r = main_batch()["zeros_small"]
+        self.assertEqual(r["class"], "wrong_output", r)
+        self.assertFalse(r["correct"])
+        self.assertIn("first at index", r["diagnostic"])
+        self.assertEqual(r["tolerance"]["mode"], "magnitude")
+        # the documented hole of KernelBench's allclose(atol=rtol=1e-2): all-zero output passes
+        k = run_judge("judge", "--reference", d("ref_small_scale.py"), "--candidate", d("cand_zeros.py"),
+                      "--build-dir", STATE["build"], "--tolerance", "kernelbench", "--no-timing")
+        self.assertTrue(k["correct"], k)
+        self.assertEqual(k["class"], "", k)
+        self.assertEqual(k["tolerance"], {"mode": "kernelbench", "rtol": 0.01, "atol": 0.01, "atol_scale": None})
+
+    @needs_build
+    def test_torch_fallback(self):
+        r = main_batch()["fallback"]
+        self.assertEqual(r["class"], "suspected_cheating", r)
+        self.assertTrue(r["correct"])
+        self.assertTrue(any(s.startswith("torch fallback") for s in r["suspicion"]), r["suspicion"])
+        self.assertEqual(r["torch_ops"], ["mm", "relu"])
+
+    @needs_build
+    def test_results_cached_across_calls(self):
+        r = main_batch()["cache"]
+        self.assertEqual(r["class"], "suspected_cheating", r)
+        self.assertTrue(r["correct"], r)  # passes fresh inputs, caught by the anti-cheat call pair
+        self.assertIn("results cached across calls", r["suspicion"])
+
+    @needs_build
+    def test_wrong_shape_and_nan(self):
+        r = main_batch()["wrong_shape"]
+        self.assertEqual(r["class"], "wrong_shape", r)
+        self.assertIn("(32, 47)", r["diagnostic"])
+        r = main_batch()["nan"]
+        self.assertEqual(r["class"], "nan", r)
+        self.assertIn("(3, 5)", r["diagnostic"])
+
+    @needs_build
+    def test_modifies_inputs(self):
+        r = main_batch()["inplace"]
+        self.assertEqual(r["class"], "suspected_cheating", r)
+        self.assertIn("modifies its inputs", r["suspicion"])
+
+    @needs_build
+    def test_timing_tampering(self):
+        r = main_batch()["perf_counter"]
+        self.assertEqual(r["class"], "suspected_cheating", r)
+        self.assertTrue(any(s.startswith("timing tampering") and "time.perf_counter" in s for s in r["suspicion"]),
+                        r["suspicion"])
+
+    @needs_build
+    def test_write_guard(self):
+        r = main_batch()["write_outside"]
+        self.assertTrue(r["correct"], r)
+        if not str(r.get("fs_guard", "")).startswith("landlock"):
+            self.skipTest("Landlock not available here: %s" % r.get("fs_guard"))
+        self.assertEqual(STATE["target_text"], "", "the candidate wrote outside the build/scratch dirs")
+
+    def test_syntax_error(self):
+        r = main_batch()["syntax"]
+        self.assertEqual(r["class"], "compile_error", r)
+        self.assertIn("SyntaxError", r["diagnostic"])
+        self.assertIn("cand_syntax.py", r["diagnostic"])
+
+    def test_no_custom_code(self):
+        r = main_batch()["no_ext"]
+        self.assertEqual(r["class"], "suspected_cheating", r)
+        self.assertIn("no custom code built", r["suspicion"])
+
+    @needs_build
+    def test_cpp_compile_error(self):
+        r = main_batch()["compile_error"]
+        self.assertEqual(r["class"], "compile_error", r)
+        self.assertIn("undeclared_identifier_kiln", r["diagnostic"])
+        self.assertIn("error", r["diagnostic"])
+        c = run_judge("compile", "--candidate", d("cand_compile_error.py"), "--build-dir", STATE["build"])
+        self.assertFalse(c["ok"])
+        self.assertEqual(c["class"], "compile_error")
+        self.assertIn("undeclared_identifier_kiln", c["diagnostic"])
+        self.assertTrue(c["cached"], c)  # failed builds are cached too
+
+
+class TestCacheAndTiming(unittest.TestCase):
+    @needs_build
+    def test_compile_cache(self):
+        first = STATE["first_compile"]
+        self.assertFalse(first["cached"], first)
+        self.assertGreater(first["compile_ms"], 1000)
+        r = run_judge("judge", "--reference", d("ref_relu_matmul.py"), "--candidate", d("cand_correct.py"),
+                      "--build-dir", STATE["build"], "--no-timing")
+        self.assertTrue(r["compile_cached"], r)
+        self.assertLess(r["compile_ms"], first["compile_ms"] / 5)
+        # the extension name is not part of the key: a renamed copy hits the same cache entry
+        renamed = os.path.join(STATE["tmp"], "cand_renamed.py")
+        with open(d("cand_correct.py")) as f:
+            text = f.read().replace('name="judge_test_common"', 'name="some_other_name"')
+        with open(renamed, "w") as f:
+            f.write(text)
+        c = run_judge("compile", "--candidate", renamed, "--build-dir", STATE["build"])
+        self.assertTrue(c["ok"] and c["cached"], c)
+        self.assertEqual(c["keys"], first["keys"])
+
+    @needs_build
+    def test_timing_figures(self):
+        r = run_judge("judge", "--reference", d("ref_relu_matmul.py"), "--candidate", d("cand_correct.py"),
+                      "--build-dir", STATE["build"], "--warmup", "2", "--iters", "10")
+        self.assertTrue(r["correct"], r)
+        self.assertIn(r["class"], ("", "slower"))
+        self.assertEqual(r["pass"], r["class"] == "")
+        for k in ("t_ref_ms", "t_new_ms", "wall_ref_ms", "wall_new_ms", "speedup"):
+            self.assertIsInstance(r[k], float, k)
+            self.assertGreater(r[k], 0)
+        self.assertAlmostEqual(r["speedup"], r["t_ref_ms"] / r["t_new_ms"], places=6)
+        self.assertEqual(r["timing_device"], "cpu")
+        self.assertEqual(r["timing_iters"], 10)
+
+
+class TestIsolation(unittest.TestCase):
+    @needs_build
+    def test_hang_and_crash_do_not_disturb_the_next_job(self):
+        tmp = STATE["tmp"]
+        jobs = os.path.join(tmp, "iso_jobs.jsonl")
+        spec = [("crash", "cand_crash.py"), ("after_crash", "cand_correct.py"), ("hang", "cand_hang.py"),
+                ("after_hang", "cand_correct.py")]
+        with open(jobs, "w") as f:
+            for jid, cand in spec:
+                f.write(json.dumps({"id": jid, "reference": d("ref_relu_matmul.py"), "candidate": d(cand)}) + "\n")
+        out = os.path.join(tmp, "iso_results.jsonl")
+        t0 = time.time()
+        run_judge("batch", "--jobs", jobs, "--out", out, "--build-dir", STATE["build"], "--no-timing",
+                  "--timeout", "6")
+        rs = read_jsonl(out)
+        self.assertEqual([r["id"] for r in rs], [j for j, _ in spec])
+        by = {r["id"]: r for r in rs}
+        self.assertEqual(by["crash"]["class"], "runtime_error", by["crash"])
+        self.assertIn("SIGSEGV", by["crash"]["diagnostic"])
+        self.assertEqual(by["hang"]["class"], "timeout", by["hang"])
+        self.assertIn("correctness", by["hang"]["diagnostic"])
+        for jid in ("after_crash", "after_hang"):
+            self.assertTrue(by[jid]["pass"], by[jid])
+        self.assertLess(time.time() - t0, 60)
+
+    @needs_build
+    def test_partial_results_survive_a_kill(self):
+        tmp = STATE["tmp"]
+        jobs = os.path.join(tmp, "kill_jobs_%d.jsonl" % os.getpid())
+        with open(jobs, "w") as f:
+            f.write(json.dumps({"id": "first", "reference": d("ref_relu_matmul.py"),
+                                "candidate": d("cand_correct.py")}) + "\n")
+            f.write(json.dumps({"id": "stuck", "reference": d("ref_relu_matmul.py"),
+                                "candidate": d("cand_hang.py")}) + "\n")
+        out = os.path.join(tmp, "kill_results.jsonl")
+        p = subprocess.Popen([PY, JUDGE, "batch", "--jobs", jobs, "--out", out, "--build-dir", STATE["build"],
+                              "--no-timing", "--timeout", "120"], cwd=tmp,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                if os.path.exists(out) and os.path.getsize(out) > 0:
+                    break
+                time.sleep(0.1)
+            time.sleep(1.0)  # the hanging job is running now
+            p.kill()
+            p.wait(10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        rs = read_jsonl(out)
+        self.assertEqual([r["id"] for r in rs], ["first"])
+        self.assertTrue(rs[0]["pass"], rs[0])
+        # the orphaned evaluation process dies with its parent (PR_SET_PDEATHSIG)
+        deadline = time.time() + 10
+        left = None
+        while time.time() < deadline:
+            left = []
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/cmdline" % pid, "rb") as f:
+                        if jobs.encode() in f.read():
+                            left.append(int(pid))
+                except OSError:
+                    pass
+            if not left:
+                break
+            time.sleep(0.2)
+        for pid in left or []:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.assertEqual(left, [], "evaluation processes outlived the killed judge")
+
+    def test_missing_files_are_reported_per_job(self):
+        tmp = STATE["tmp"]
+        jobs = os.path.join(tmp, "missing_jobs.jsonl")
+        with open(jobs, "w") as f:
+            f.write(json.dumps({"id": "nope", "reference": d("ref_relu_matmul.py"), "candidate": "no/such.py"}) + "\n")
+            f.write("not json\n")
+        out = os.path.join(tmp, "missing_results.jsonl")
+        run_judge("batch", "--jobs", jobs, "--out", out, "--device", "cpu")
+        rs = read_jsonl(out)
+        self.assertEqual(sorted(r["id"] for r in rs), ["line2", "nope"])
+        self.assertTrue(all(not r["pass"] for r in rs))
+
+
+if __name__ == "__main__":
+    unittest.main()
