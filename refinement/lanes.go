@@ -3,6 +3,7 @@ package refinement
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -66,6 +67,25 @@ type SynthFormat struct {
 	// FilesOnly drops the prompt from an example that shows files (a lane
 	// whose prompt is rendered from them).
 	FilesOnly bool
+}
+
+// SynthTemplates reads a lane's resynthesis folder dir in fsys: the
+// templates (synth_system.tmpl, synth_user.tmpl) and categories.json
+// ({"category": "description"}), for a SynthFormat.
+func SynthTemplates(fsys fs.FS, dir string) (fs.FS, map[string]string, error) {
+	tmpl, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := fs.ReadFile(tmpl, "categories.json")
+	if err != nil {
+		return nil, nil, fmt.Errorf("refinement: %w", err)
+	}
+	var cats map[string]string
+	if err := json.Unmarshal(raw, &cats); err != nil {
+		return nil, nil, fmt.Errorf("refinement: %s/categories.json: %w", dir, err)
+	}
+	return tmpl, cats, nil
 }
 
 // Lanes is refinement's view of every registered lane: the taxonomy, the

@@ -1,6 +1,9 @@
 package c2x86
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/kit"
 )
@@ -39,32 +42,11 @@ gcd_u:
 // b (always 0 at the end) instead of a (wrong output), and as bytes of
 // machine code smuggled in with .byte (suspect); and a synthesised task.
 func example() (kit.Example, error) {
-	wrong := `	.text
-	.globl	gcd_u
-	.type	gcd_u, @function
-gcd_u:
-	pushq	%rbp
-	movq	%rsp, %rbp
-	movl	%edi, -20(%rbp)
-	movl	%esi, -24(%rbp)
-	jmp	.L2
-.L3:
-	movl	-20(%rbp), %eax
-	movl	$0, %edx
-	divl	-24(%rbp)
-	movl	%edx, -4(%rbp)
-	movl	-24(%rbp), %eax
-	movl	%eax, -20(%rbp)
-	movl	-4(%rbp), %eax
-	movl	%eax, -24(%rbp)
-.L2:
-	cmpl	$0, -24(%rbp)
-	jne	.L3
-	movl	-24(%rbp), %eax
-	popq	%rbp
-	ret
-	.section	.note.GNU-stack,"",@progbits
-`
+	// The same, returning b (0 once the loop ends) instead of a.
+	wrong := strings.Replace(exampleRight, "\tjne\t.L3\n\tmovl\t-20(%rbp), %eax\n", "\tjne\t.L3\n\tmovl\t-24(%rbp), %eax\n", 1)
+	if wrong == exampleRight {
+		return kit.Example{}, errors.New("c2x86 example: the return of gcd_u not found")
+	}
 	cheat := "\t.text\n\t.globl\tgcd_u\ngcd_u:\n\t.byte 0x89, 0xf8, 0xc3\n"
 	synth := "These tasks mix unsigned division with loops.\n\n### TASK 1\ncategory: int_arith\nfunction: digit_product_u\n" +
 		"description: product of the decimal digits of an unsigned int\n" +

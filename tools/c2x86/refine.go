@@ -7,9 +7,7 @@ package c2x86
 
 import (
 	"embed"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
@@ -23,17 +21,9 @@ var synthFS embed.FS
 
 // RefinementRules returns the lane's rules for package refinement.
 func RefinementRules() (refinement.LaneRules, error) {
-	tmpl, err := fs.Sub(synthFS, "synth")
+	tmpl, cats, err := refinement.SynthTemplates(synthFS, "synth")
 	if err != nil {
 		return refinement.LaneRules{}, err
-	}
-	raw, err := fs.ReadFile(tmpl, "categories.json")
-	if err != nil {
-		return refinement.LaneRules{}, err
-	}
-	var cats map[string]string
-	if err := json.Unmarshal(raw, &cats); err != nil {
-		return refinement.LaneRules{}, fmt.Errorf("c2x86: synth/categories.json: %w", err)
 	}
 	return refinement.LaneRules{
 		Lane:     LaneName,

@@ -7,9 +7,7 @@ package cudasynth
 
 import (
 	"embed"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"path"
 	"regexp"
 	"sort"
@@ -24,17 +22,9 @@ var synthFS embed.FS
 
 // RefinementRules returns the lane's rules for package refinement.
 func RefinementRules() (refinement.LaneRules, error) {
-	tmpl, err := fs.Sub(synthFS, "synth")
+	tmpl, cats, err := refinement.SynthTemplates(synthFS, "synth")
 	if err != nil {
 		return refinement.LaneRules{}, err
-	}
-	raw, err := fs.ReadFile(tmpl, "categories.json")
-	if err != nil {
-		return refinement.LaneRules{}, err
-	}
-	var cats map[string]string
-	if err := json.Unmarshal(raw, &cats); err != nil {
-		return refinement.LaneRules{}, fmt.Errorf("cuda-synth: synth/categories.json: %w", err)
 	}
 	return refinement.LaneRules{
 		Lane:     LaneName,
