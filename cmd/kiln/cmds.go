@@ -99,8 +99,12 @@ func (c *common) openCampaign(ctx context.Context, e env, ref string) (*runs.Sto
 
 // storedSpec parses a campaign's stored spec; relative paths resolve against
 // the folder the spec was submitted from.
-func storedSpec(camp runs.Campaign) (*spec.Spec, error) {
-	sp, err := spec.Parse(camp.Spec, camp.Name+".yaml", specOptions(camp.SpecDir))
+// With inputs false, the files it names (corpus, templates, scripts) need
+// not exist: rescoring a campaign reads only the store.
+func storedSpec(camp runs.Campaign, inputs bool) (*spec.Spec, error) {
+	opt := specOptions(camp.SpecDir)
+	opt.CheckPaths = inputs
+	sp, err := spec.Parse(camp.Spec, camp.Name+".yaml", opt)
 	if err != nil {
 		return nil, fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
 	}
@@ -226,7 +230,7 @@ func cmdResume(ctx context.Context, args []string, e env) error {
 		fmt.Fprintf(e.stdout, "campaign %s is %s; nothing to resume\n", camp.ID, camp.State)
 		return nil
 	}
-	sp, err := storedSpec(camp)
+	sp, err := storedSpec(camp, true)
 	if err != nil {
 		return err
 	}
@@ -495,7 +499,7 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer st.Close()
-	sp, err := storedSpec(camp)
+	sp, err := storedSpec(camp, false)
 	if err != nil {
 		return err
 	}

@@ -275,6 +275,13 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 			return fmt.Errorf("--svg: %w", err)
 		}
 		fmt.Fprintf(e.stderr, "kiln: chart written to %s\n", svgPath)
+		if len(rep.Speed) > 0 {
+			speedPath := strings.TrimSuffix(svgPath, ".svg") + ".speed.svg"
+			if err := writeFileAtomic(speedPath, func(w io.Writer) error { return refinement.WriteSpeedSVG(w, rep.Speed) }); err != nil {
+				return fmt.Errorf("--svg: %w", err)
+			}
+			fmt.Fprintf(e.stderr, "kiln: kernel-speed chart written to %s\n", speedPath)
+		}
 	}
 	if asJSON {
 		return writeJSON(e.stdout, rep)
@@ -339,7 +346,11 @@ func printSpeed(out io.Writer, speed []refinement.SpeedStats) {
 		for _, p := range refinement.FastThresholds {
 			fmt.Fprintf(tw, "%s\t", rate(s.Fast[refinement.FastKey(p)]))
 		}
-		fmt.Fprintf(tw, "%.3gx\t%.3f\t\n", s.GeoMeanSpeedup, s.PassAtK["1"])
+		geo := "-" // no correct kernel: no speedup to average
+		if s.GeoMeanSpeedup > 0 {
+			geo = fmt.Sprintf("%.3gx", s.GeoMeanSpeedup)
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t\n", geo, s.PassAtK["1"])
 	}
 	tw.Flush()
 }

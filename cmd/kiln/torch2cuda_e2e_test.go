@@ -126,7 +126,11 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 			t.Errorf("%s: categories %v", r.Task.Key, r.Task.Categories)
 		}
 	}
-	// Completing needs a GPU here too: an error that says so.
+	// Completing needs a GPU here too: an error that says so. It needs
+	// none of the campaign's input files (a GPU host gets the data folder).
+	if err := os.Remove(script); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errs := runKiln(t, ctx, "rescore", "--pending", "--data", data, "t2c"); code == 0 || !strings.Contains(errs, "GPU") {
 		t.Errorf("rescore --pending without a GPU: exit %d %s", code, errs)
 	}

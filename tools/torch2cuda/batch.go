@@ -19,24 +19,32 @@ import (
 
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"golang.org/x/sync/singleflight"
 )
 
-// The GPU judge runs in batches: evaluations that arrive together (a
-// rescore of many pending verdicts, a busy campaign) share one sandboxed
-// judge.py process per GPU slot, which imports torch once and forks a
-// fresh, Landlock-confined child per evaluation (judge/README.md). Before
-// the GPU phase, the batch's extensions are built on the CPU cores in
-// parallel ("batch --compile-only"), each job in a build folder of its
-// own; the built extensions are kept in the lane's cache folder by
-// candidate content, torch version and GPU architecture, so a candidate is
-// compiled once, whatever host-side retries or rescores follow.
+// The GPU judge is a two-stage pipeline. Stage one builds each
+// candidate's extensions on the CPU cores, in a sandbox of its own
+// ("judge.py batch --compile-only"), at most CompileParallel at once and
+// one build per candidate at a time; the built extensions (or the build's
+// failure) are kept in the lane's cache folder by candidate content, torch
+// version and GPU architecture, so a candidate is compiled once, whatever
+// host-side retries or rescores follow. Stage two runs on the GPU:
+// evaluations whose builds are done are taken in batches of at most
+// MaxBatch, one sandboxed judge.py process per GPU slot and batch, which
+// imports torch once and forks a fresh, Landlock-confined child per
+// evaluation (judge/README.md). The GPU stage never waits for a compiler,
+// and builds go on while the GPU judges: a batch's verdicts come back when
+// it ends, after about three seconds per evaluation.
 
-// batchWindow is how long a batch waits for more evaluations to join.
+// batchWindow is how long a GPU batch waits for more evaluations to join.
 const batchWindow = 200 * time.Millisecond
 
 type judgeJob struct {
+	ctx       context.Context
 	ref, cand string
-	done      chan judgeOut // buffered: the runner never blocks on it
+	key       string            // the candidate's cache key
+	built     map[string][]byte // its build folder's kept files
+	done      chan judgeOut     // buffered: the runner never blocks on it
 }
 
 type judgeOut struct {
@@ -45,19 +53,36 @@ type judgeOut struct {
 	err error
 }
 
-// batcher queues evaluations and runs them in batches, at most GPUSlots
-// batches at a time. Its runner goroutines end when the queue is empty.
+// batcher holds both stages: build tokens, and the queue of built
+// evaluations that GPU runners (at most GPUSlots) take in batches. Its
+// runner goroutines end when the queue is empty.
 type batcher struct {
-	l       *Lane
-	mu      sync.Mutex
-	queue   []*judgeJob
-	running int
+	l      *Lane
+	builds chan struct{}      // one token per build running
+	flight singleflight.Group // one build per cache key at a time
+	mu     sync.Mutex
+	queue  []*judgeJob
+	free   []int // GPU slots no runner holds; slot i judges on GPU i mod GPUs
+}
+
+func newBatcher(l *Lane) *batcher {
+	b := &batcher{l: l, builds: make(chan struct{}, l.cfg.CompileParallel)}
+	for i := range l.cfg.GPUSlots {
+		b.free = append(b.free, i)
+	}
+	return b
 }
 
 // judge evaluates one candidate (see batcher); an error means the judge
 // could not run, not that the answer failed.
 func (l *Lane) judge(ctx context.Context, ref, cand string) (judgeResult, []byte, error) {
-	j := &judgeJob{ref: ref, cand: cand, done: make(chan judgeOut, 1)}
+	arch := l.arch(ctx)
+	j := &judgeJob{ctx: ctx, ref: ref, cand: cand, key: l.cacheKey(cand, arch), done: make(chan judgeOut, 1)}
+	built, err := l.build(ctx, j.key, ref, cand, arch)
+	if err != nil {
+		return judgeResult{}, nil, err
+	}
+	j.built = built
 	l.batches.submit(j)
 	select {
 	case out := <-j.done:
@@ -71,38 +96,54 @@ func (b *batcher) submit(j *judgeJob) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.queue = append(b.queue, j)
-	if b.running < b.l.cfg.GPUSlots {
-		b.running++
-		go b.run()
+	if len(b.free) > 0 {
+		slot := b.free[0]
+		b.free = b.free[1:]
+		go b.run(slot)
 	}
 }
 
-// run takes batches off the queue until it is empty.
-func (b *batcher) run() {
+// run takes batches off the queue until it is empty; evaluations whose
+// caller has gone are dropped.
+func (b *batcher) run(slot int) {
 	for {
 		time.Sleep(batchWindow)
 		b.mu.Lock()
-		n := min(len(b.queue), b.l.cfg.MaxBatch)
-		if n == 0 {
-			b.running--
+		var jobs []*judgeJob
+		for len(b.queue) > 0 && len(jobs) < b.l.cfg.MaxBatch {
+			j := b.queue[0]
+			b.queue = b.queue[1:]
+			if j.ctx.Err() == nil {
+				jobs = append(jobs, j)
+			}
+		}
+		if len(jobs) == 0 && len(b.queue) == 0 {
+			b.free = append(b.free, slot)
 			b.mu.Unlock()
 			return
 		}
-		jobs := append([]*judgeJob(nil), b.queue[:n]...)
-		b.queue = b.queue[n:]
 		b.mu.Unlock()
-		outs := b.l.runBatch(jobs)
+		if len(jobs) == 0 {
+			continue
+		}
+		outs := b.l.runBatch(jobs, slot%b.l.cfg.GPUs)
 		for i, j := range jobs {
 			j.done <- outs[i]
 		}
 	}
 }
 
+// buildVersion names the way judge.py builds extensions (its BuildCache,
+// the load_inline arguments it sets, the files it keeps); bump it when that
+// changes, and every cached build is made again. Changes to the judging
+// itself (trials, timing, anti-cheat) keep the builds.
+const buildVersion = "torch2cuda-build-v2"
+
 // cacheKey names a candidate's built extensions in the lane's cache.
 func (l *Lane) cacheKey(cand, arch string) string {
 	t, _ := l.cfg.Toolchains.Get(toolchain.Torch)
 	h := sha256.New()
-	for _, part := range []string{"torch2cuda-build-v1", string(judgeScript), t.Version, arch, l.cfg.Device, cand} {
+	for _, part := range []string{buildVersion, t.Version, arch, l.cfg.Device, cand} {
 		fmt.Fprintf(h, "%d:%s\x00", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
@@ -203,9 +244,96 @@ func (l *Lane) arch(ctx context.Context) string {
 	return l.archList
 }
 
-// runBatch judges jobs in one sandbox: the compile phase on the CPU cores,
-// then the GPU phase; one result per job.
-func (l *Lane) runBatch(jobs []*judgeJob) []judgeOut {
+// judgeEnv is the judge's environment; the python's own folder comes
+// first in PATH: a virtualenv's ninja lives there.
+func judgeEnv(py, arch string) []string {
+	env := []string{"XDG_CACHE_HOME=.cache", "PYTHONDONTWRITEBYTECODE=1", "MAX_JOBS=2",
+		"PATH=" + filepath.Dir(py) + ":/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"}
+	if arch != "" {
+		env = append(env, "TORCH_CUDA_ARCH_LIST="+arch)
+	}
+	return env
+}
+
+// build returns a candidate's kept build files: from the cache, or built
+// now (at most CompileParallel builds at once, one per candidate). A build
+// that left no record (it timed out, the sandbox failed) returns no files,
+// and the GPU stage's judge builds the candidate itself within its run
+// timeout.
+func (l *Lane) build(ctx context.Context, key, ref, cand, arch string) (map[string][]byte, error) {
+	if files := l.loadCached(key); files != nil {
+		return files, nil
+	}
+	v, err, _ := l.batches.flight.Do(key, func() (any, error) {
+		if files := l.loadCached(key); files != nil {
+			return files, nil
+		}
+		select {
+		case l.batches.builds <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		defer func() { <-l.batches.builds }()
+		files, err := l.compile(ctx, ref, cand, arch)
+		if err != nil {
+			return nil, err
+		}
+		l.storeCached(key, files)
+		return files, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string][]byte), nil
+}
+
+// compile builds one candidate's extensions in a sandbox of its own.
+func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string][]byte, error) {
+	py, err := l.python()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout+5*time.Minute)
+	defer cancel()
+	// Building an extension writes hundreds of megabytes of intermediates.
+	box, err := l.cfg.Sandbox.OpenSized(ctx, 2<<30, 1<<20)
+	if err != nil {
+		return nil, fmt.Errorf("torch2cuda compile: %w", err)
+	}
+	defer box.Close()
+	job, _ := json.Marshal(map[string]string{"id": "0", "reference": "reference.py", "candidate": "candidate.py", "build_dir": "build"})
+	if err := box.WriteTree(".", map[string][]byte{"judge.py": judgeScript, "reference.py": []byte(ref),
+		"candidate.py": []byte(cand), "jobs.jsonl": append(job, '\n')}); err != nil {
+		return nil, fmt.Errorf("torch2cuda compile: %w", err)
+	}
+	argv := []string{py, "-I", "judge.py", "batch", "--jobs", "jobs.jsonl", "--out", "compiled.jsonl", "--compile-only",
+		"--parallel", "1", "--timeout", strconv.Itoa(int(l.cfg.Timeout / time.Second))}
+	if arch != "" {
+		argv = append(argv, "--arch", arch)
+	}
+	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: l.judgeLimits(1, 1, l.cfg.Timeout)})
+	if err != nil {
+		return nil, fmt.Errorf("torch2cuda compile: %w", err)
+	}
+	if !res.OK() {
+		l.cfg.Logger.Warn("torch2cuda compile", "exit", res.ExitCode, "killed", res.Killed, "stderr", clip(string(res.Stderr), 500))
+	}
+	kept := map[string][]byte{}
+	built, err := box.ReadTree("build", maxCachedBuild, 10000)
+	if err != nil {
+		return kept, nil
+	}
+	for name, b := range built {
+		if keptFile(name) {
+			kept[name] = b
+		}
+	}
+	return kept, nil
+}
+
+// runBatch judges built jobs in one sandbox on GPU gpu (or the CPU with
+// Device "cpu"); one result per job.
+func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 	outs := make([]judgeOut, len(jobs))
 	fail := func(err error) []judgeOut {
 		for i := range outs {
@@ -220,82 +348,43 @@ func (l *Lane) runBatch(jobs []*judgeJob) []judgeOut {
 		return fail(err)
 	}
 	n := len(jobs)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n+1)*(l.cfg.Timeout+l.cfg.RunTimeout)+5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n+1)*l.cfg.RunTimeout+5*time.Minute)
 	defer cancel()
 	arch := l.arch(ctx)
-	// Building an extension writes hundreds of megabytes of intermediates.
-	box, err := l.cfg.Sandbox.OpenSized(ctx, int64(1+min(n, l.cfg.CompileParallel))<<30, 1<<20)
+	var lines bytes.Buffer
+	size := int64(1 << 30)
+	files := map[string][]byte{"judge.py": judgeScript}
+	for i, j := range jobs {
+		dir := "jobs/" + strconv.Itoa(i)
+		files[dir+"/reference.py"] = []byte(j.ref)
+		files[dir+"/candidate.py"] = []byte(j.cand)
+		for name, b := range j.built {
+			files["build/"+j.key+"/"+name] = b
+			size += int64(len(b))
+		}
+		b, _ := json.Marshal(map[string]string{"id": strconv.Itoa(i), "reference": dir + "/reference.py",
+			"candidate": dir + "/candidate.py", "build_dir": "build/" + j.key})
+		lines.Write(append(b, '\n'))
+	}
+	files["jobs.jsonl"] = lines.Bytes()
+	box, err := l.cfg.Sandbox.OpenSized(ctx, size, 1<<20)
 	if err != nil {
 		return fail(fmt.Errorf("torch2cuda judge: %w", err))
 	}
 	defer box.Close()
-	var lines bytes.Buffer
-	keys := make([]string, n)
-	uncached := 0
-	files := map[string][]byte{"judge.py": judgeScript}
-	for i, j := range jobs {
-		keys[i] = l.cacheKey(j.cand, arch)
-		dir := "jobs/" + strconv.Itoa(i)
-		files[dir+"/reference.py"] = []byte(j.ref)
-		files[dir+"/candidate.py"] = []byte(j.cand)
-		if cached := l.loadCached(keys[i]); cached != nil {
-			for name, b := range cached {
-				files["build/"+keys[i]+"/"+name] = b
-			}
-		} else {
-			uncached++
-		}
-		b, _ := json.Marshal(map[string]string{"id": strconv.Itoa(i), "reference": dir + "/reference.py",
-			"candidate": dir + "/candidate.py", "build_dir": "build/" + keys[i]})
-		lines.Write(append(b, '\n'))
-	}
-	files["jobs.jsonl"] = lines.Bytes()
 	if err := box.WriteTree(".", files); err != nil {
 		return fail(fmt.Errorf("torch2cuda judge: %w", err))
 	}
-	// The python's own folder first: a virtualenv's ninja lives there.
-	env := []string{"XDG_CACHE_HOME=.cache", "PYTHONDONTWRITEBYTECODE=1", "MAX_JOBS=2",
-		"PATH=" + filepath.Dir(py) + ":/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"}
-	if arch != "" {
-		env = append(env, "TORCH_CUDA_ARCH_LIST="+arch)
-	}
-	timeout := strconv.Itoa(int(l.cfg.Timeout / time.Second))
-	runTimeout := strconv.Itoa(int(l.cfg.RunTimeout / time.Second))
-	if uncached > 0 {
-		par := min(uncached, l.cfg.CompileParallel)
-		argv := []string{py, "-I", "judge.py", "batch", "--jobs", "jobs.jsonl", "--out", "compiled.jsonl", "--compile-only",
-			"--parallel", strconv.Itoa(par), "--timeout", timeout}
-		if arch != "" {
-			argv = append(argv, "--arch", arch)
-		}
-		res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: env, Limits: l.judgeLimits(n, par, l.cfg.Timeout)})
-		if err != nil {
-			return fail(fmt.Errorf("torch2cuda compile: %w", err))
-		}
-		if !res.OK() {
-			l.cfg.Logger.Warn("torch2cuda compile phase", "exit", res.ExitCode, "killed", res.Killed, "stderr", clip(string(res.Stderr), 500))
-		}
-		for i := range jobs {
-			built, err := box.ReadTree("build/"+keys[i], maxCachedBuild, 10000)
-			if err != nil {
-				continue
-			}
-			kept := map[string][]byte{}
-			for name, b := range built {
-				if keptFile(name) {
-					kept[name] = b
-				}
-			}
-			l.storeCached(keys[i], kept)
-		}
-	}
 	argv := []string{py, "-I", "judge.py", "batch", "--jobs", "jobs.jsonl", "--out", "results.jsonl",
-		"--trials", strconv.Itoa(l.cfg.Trials), "--seed", strconv.Itoa(l.cfg.Seed), "--tolerance", l.cfg.Tolerance, "--timeout", runTimeout}
-	gpu := l.cfg.Device != "cpu"
-	if !gpu {
+		"--trials", strconv.Itoa(l.cfg.Trials), "--seed", strconv.Itoa(l.cfg.Seed), "--tolerance", l.cfg.Tolerance,
+		"--timeout", strconv.Itoa(int(l.cfg.RunTimeout / time.Second))}
+	onGPU := l.cfg.Device != "cpu"
+	if onGPU {
+		argv = append(argv, "--devices", strconv.Itoa(gpu))
+	} else {
 		argv = append(argv, "--device", "cpu")
 	}
-	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: env, GPU: gpu, Limits: l.judgeLimits(n, 1, l.cfg.RunTimeout)})
+	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), GPU: onGPU, Limits: l.judgeLimits(n, 1, l.cfg.RunTimeout)})
 	if err != nil {
 		return fail(fmt.Errorf("torch2cuda judge: %w", err))
 	}

@@ -48,11 +48,8 @@ func open(_ context.Context, h kit.Host, _ sandboxes.Limits) (tools.Lane, error)
 	if err != nil {
 		return nil, err
 	}
-	slots := 1
-	if g := reg.GPU(); len(g.Devices) > 1 {
-		slots = len(g.Devices)
-	}
-	return New(Config{Sandbox: r, Toolchains: reg, GPUSlots: slots, CompileParallel: runtime.NumCPU(),
+	gpus := max(len(reg.GPU().Devices), 1)
+	return New(Config{Sandbox: r, Toolchains: reg, GPUSlots: gpus, GPUs: gpus, CompileParallel: runtime.NumCPU(),
 		CacheDir: filepath.Join(h.DataDir, "torch2cuda-cache"), Logger: h.Log})
 }
 

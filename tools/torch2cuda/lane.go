@@ -88,17 +88,21 @@ type Config struct {
 	// RunTimeout bounds one evaluation on the GPU once built: trials,
 	// anti-cheat checks and timing (default 45 s). A hung kernel costs it.
 	RunTimeout time.Duration
-	// GPUSlots bounds concurrent evaluations on the GPUs (default 1).
+	// GPUSlots bounds the judge processes that run at once (default 1);
+	// slot i judges on GPU i mod GPUs, so GPUSlots = 2*GPUs puts two on
+	// each GPU.
 	GPUSlots int
+	// GPUs is the number of GPUs to judge on (default 1).
+	GPUs int
 	// Device "cpu" judges on the CPU (candidates with CPU extensions:
 	// tests, experiments; timings are then CPU timings); "" judges on
 	// the GPU, and leaves the judge stage pending on a host without one.
 	Device string
-	// CompileParallel bounds the extension builds of a batch that run at
-	// once on the CPU cores (default 8).
+	// CompileParallel bounds the extension builds that run at once on the
+	// CPU cores, each in a sandbox of its own (default 8).
 	CompileParallel int
-	// MaxBatch bounds the evaluations of one judge process (default 16):
-	// a batch's verdicts are delivered when it ends.
+	// MaxBatch bounds the evaluations of one GPU judge process (default
+	// 16): a batch's verdicts are delivered when it ends.
 	MaxBatch int
 	// CacheDir keeps built extensions by candidate ("" keeps none).
 	CacheDir string
@@ -125,6 +129,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.GPUSlots == 0 {
 		c.GPUSlots = 1
+	}
+	if c.GPUs == 0 {
+		c.GPUs = 1
 	}
 	if c.CompileParallel == 0 {
 		c.CompileParallel = 8
@@ -155,7 +162,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("torch2cuda: tolerance %q: want %s or %s", c.Tolerance, ToleranceMagnitude, ToleranceKernelBench)
 	case c.Device != "" && c.Device != "cpu":
 		return fmt.Errorf("torch2cuda: device %q: want \"\" (the GPU) or cpu", c.Device)
-	case c.Timeout < time.Second || c.RunTimeout < time.Second || c.GPUSlots < 0 || c.CompileParallel < 0 || c.MaxBatch < 0:
+	case c.Timeout < time.Second || c.RunTimeout < time.Second || c.GPUSlots < 0 || c.GPUs < 0 || c.CompileParallel < 0 || c.MaxBatch < 0:
 		return errors.New("torch2cuda: timeout under a second or negative GPU slots")
 	}
 	return nil
@@ -181,7 +188,7 @@ func New(cfg Config) (*Lane, error) {
 		return nil, err
 	}
 	l := &Lane{cfg: cfg}
-	l.batches = &batcher{l: l}
+	l.batches = newBatcher(l)
 	return l, nil
 }
 

@@ -285,6 +285,9 @@ def compiler_errors(msg, limit=15):
     return "\n".join(out[:limit])[:2500]
 
 
+# The Go side caches what this class builds under a key that names the build
+# procedure (buildVersion in ../batch.go): bump it when the way extensions are
+# built or the files kept change.
 class BuildCache:
     """Wraps torch.utils.cpp_extension.load_inline / load so that builds go to
     BUILD_DIR/<key> (extension 'kiln_<key[:16]>') and are reused across evaluations."""
@@ -1142,6 +1145,14 @@ def evaluate(task, send):
         return fail(cls, diag)
     if o["tolerance"] != "kernelbench" and atols:
         res["tolerance"]["atol"] = max(atols)
+    if dev.type == "cuda" and first_fail is None and ok_trials == trials and o.get("stream_check", True):
+        try:
+            sf = stream_trial(new, ref_outs[0], trial_inputs[0], dev, o)
+        except BaseException as e:
+            cls, diag = report_exc(e, "candidate forward on a side current stream")
+            sf = {"cls": cls, "detail": diag}
+        if sf is not None:
+            first_fail = dict(sf, trial=0)
     res["correct"] = ok_trials == trials and first_fail is None
     if modifies:
         res["suspicion"].append("modifies its inputs")
@@ -1277,6 +1288,45 @@ def _add_tamper(res, tamper):
         if len(items) > 12:
             reason += " and %d more" % (len(items) - 12)
         res["suspicion"] = [s for s in res["suspicion"] if not s.startswith("timing tampering")] + [reason]
+
+
+def stream_trial(new, ref_out, inp, dev, o):
+    """The stream-discipline trial: the candidate runs with a non-default current
+    stream that is still busy when forward is called (a ~30 ms spin, then the real
+    inputs copied over NaN-filled ones, all on that stream). A kernel launched on the
+    current stream (at::cuda::getCurrentCUDAStream) sees the real inputs; a kernel
+    launched on the legacy default stream or on a stream of its own runs before the
+    inputs are written and computes from NaN. Returns None when the output is right,
+    else {"cls", "detail"}: wrong_output (PyTorch's stream contract is broken; under
+    KernelBench's default stream the same kernel may hide its work from the timer)."""
+    real = _to_dev(inp, dev)
+    held = []
+    for x in real:
+        if isinstance(x, torch.Tensor):
+            h = torch.empty_like(x)
+            if h.is_floating_point() or h.is_complex():
+                h.fill_(float("nan"))
+            else:
+                h.zero_()
+            held.append(h)
+        else:
+            held.append(x)
+    _ORIG_SYNC(dev)
+    side = torch.cuda.Stream(device=dev)
+    with torch.no_grad(), torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)
+        for h, x in zip(held, real):
+            if isinstance(h, torch.Tensor):
+                h.copy_(x)
+        out = new(*held)
+        snap = snapshot(out)
+    _ORIG_SYNC(dev)
+    c = compare(ref_out, snap, o["tolerance"], o["rtol"], o["atol_scale"])
+    if c["ok"]:
+        return None
+    return {"cls": "wrong_output", "detail": "wrong output when PyTorch's current stream is not the default stream "
+            "(%s): the kernels do not run on at::cuda::getCurrentCUDAStream() (a stream of their own, or the legacy "
+            "default stream), so they race with the work around them" % c["detail"]}
 
 
 def _time_pair(ref, new, inputs, dev, o, deadline, settings, after_call):
