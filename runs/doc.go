@@ -103,9 +103,13 @@
 //	files         the task's input files, name -> content
 //	prompt        the rendered user prompt, when the task carried one
 //	answer        the model's final answer
-//	pass          the verdict's pass flag (same as verdict.pass)
-//	verdict       {"id","revision","pass","class","stage","stages","diagnostic","labels"}:
-//	              the latest revision; stages is the verifier's JSON as stored;
+//	pass          verified: the verdict passed and no stage is pending
+//	pending       the verdict passed every stage that ran, and stages are
+//	              left for another host (a GPU run on a CPU host): not verified
+//	              yet; exported only with ExportOptions.All or Pending
+//	verdict       {"id","revision","pass","pending","class","stage","stages","diagnostic","labels"}:
+//	              the latest revision; verdict.pass is the stored flag (true
+//	              for a pending verdict); stages is the verifier's JSON as stored;
 //	              labels (absent for verdicts stored before schema version 2)
 //	              {"class","diagnostic_kind","evidence","suspicion","features",
 //	              "categories","domain"}: see VerdictLabels

@@ -16,8 +16,12 @@ const SampleSchema = "kiln.sample/v1"
 
 // ExportOptions selects what Export writes.
 type ExportOptions struct {
-	// All includes failing results too; by default only passing ones.
+	// All includes failing and pending results too; by default only
+	// passing ones, complete.
 	All bool
+	// Pending includes pending results (passed every stage that ran, stages
+	// left for another host) with the passing ones.
+	Pending bool
 	// Round restricts the export to one round; nil means all rounds.
 	Round *int
 	// Transcripts includes each attempt's full transcript (large).
@@ -47,15 +51,19 @@ type Sample struct {
 	Files      map[string]string `json:"files"`
 	Prompt     string            `json:"prompt,omitempty"`
 	Answer     string            `json:"answer"`
-	Pass       bool              `json:"pass"`
-	Verdict    SampleVerdict     `json:"verdict"`
-	Attempt    SampleAttempt     `json:"attempt"`
-	Usage      SampleUsage       `json:"usage"`
-	Model      string            `json:"model"`
-	Endpoint   string            `json:"endpoint"`
-	Toolchain  map[string]string `json:"toolchain"`
-	Policy     string            `json:"policy"`
-	Artifacts  map[string]string `json:"artifacts"`
+	// Pass: verified, every stage ran and passed. Pending: every stage
+	// that ran passed, some are left for another host (verdict.pass is
+	// then true and Pass false).
+	Pass      bool              `json:"pass"`
+	Pending   bool              `json:"pending"`
+	Verdict   SampleVerdict     `json:"verdict"`
+	Attempt   SampleAttempt     `json:"attempt"`
+	Usage     SampleUsage       `json:"usage"`
+	Model     string            `json:"model"`
+	Endpoint  string            `json:"endpoint"`
+	Toolchain map[string]string `json:"toolchain"`
+	Policy    string            `json:"policy"`
+	Artifacts map[string]string `json:"artifacts"`
 	// ArtifactText holds the text artifacts' content (ExportOptions.Texts).
 	ArtifactText map[string]string  `json:"artifact_text,omitempty"`
 	Measurements map[string]float64 `json:"measurements"`
@@ -71,9 +79,12 @@ type SampleCampaign struct {
 
 // SampleVerdict is the verdict revision a sample carries.
 type SampleVerdict struct {
-	ID         string          `json:"id"`
-	Revision   int             `json:"revision"`
-	Pass       bool            `json:"pass"`
+	ID       string `json:"id"`
+	Revision int    `json:"revision"`
+	Pass     bool   `json:"pass"`
+	// Pending: passed every stage that ran, with stages left for another
+	// host; not a verified sample yet.
+	Pending    bool            `json:"pending"`
 	Class      string          `json:"class"`
 	Stage      string          `json:"stage"`
 	Stages     json.RawMessage `json:"stages"`
@@ -123,8 +134,9 @@ func NewSample(c Campaign, r Result, transcript bool) Sample {
 		Files:        nonNilMap(t.Files),
 		Prompt:       t.Prompt,
 		Answer:       a.Answer,
-		Pass:         v.Pass,
-		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass, Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic, Labels: v.Labels},
+		Pass:         v.Pass && !v.Pending(),
+		Pending:      v.Pending(),
+		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass, Pending: v.Pending(), Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic, Labels: v.Labels},
 		Attempt:      SampleAttempt{ID: a.ID, Number: a.Number, Turns: a.Turns, ToolCalls: a.ToolCalls, RepairTurns: a.RepairTurns, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt},
 		Usage:        SampleUsage(a.Usage),
 		Model:        a.Model,
@@ -175,7 +187,7 @@ func (s *Store) Export(ctx context.Context, campaignID string, w io.Writer, opt 
 	enc.SetEscapeHTML(false)
 	n := 0
 	err = s.eachResult(ctx, c.ID, round, func(r Result) error {
-		if !opt.All && !r.Verdict.Pass {
+		if !opt.All && (!r.Verdict.Pass || (r.Verdict.Pending() && !opt.Pending)) {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {

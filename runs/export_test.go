@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 )
@@ -178,5 +179,66 @@ func TestExportTexts(t *testing.T) {
 		if len(smp.ArtifactText) != 1 || smp.ArtifactText["sass"] != "code for sm_90\n\tFunction : k\n" {
 			t.Errorf("texts on: %q", smp.ArtifactText)
 		}
+	}
+}
+
+// A pending verdict (passed every stage that ran, one skipped) is neither a
+// pass nor a failure: its own count, and exported only when asked.
+func TestPendingCountsAndExport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openTest(t)
+	c := mustCampaign(t, s, "pending")
+	mustAdd(t, s, c.ID, []Task{{Key: "r0/done#0"}, {Key: "r0/pending#0"}, {Key: "r0/failed#0"}})
+	verdicts := []Verdict{
+		testVerdict(true),
+		testVerdict(true),
+		testVerdict(false),
+	}
+	verdicts[1].Stages = []byte(`[{"name":"compile","ok":true},{"name":"run","ok":false,"skipped":true,"detail":"no GPU"}]`)
+	// A failure with a skipped stage after it is a failure, not pending.
+	verdicts[2].Stages = []byte(`[{"name":"compile","ok":false},{"name":"run","ok":false,"skipped":true}]`)
+	for _, v := range verdicts {
+		l, err := s.Claim(ctx, c.ID, "w", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Finish(ctx, l, testAttempt(l.Task.Key, l.Number), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.Counts(ctx, c.ID, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Pass != 1 || n.Fail != 1 || n.Pending != 1 || n.Done != 3 {
+		t.Errorf("counts %+v: want pass 1, fail 1, pending 1", n)
+	}
+	keys := func(opt ExportOptions) (out []string) {
+		var buf bytes.Buffer
+		if _, err := s.Export(ctx, c.ID, &buf, opt); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+			var smp Sample
+			if err := json.Unmarshal(line, &smp); err != nil {
+				t.Fatal(err)
+			}
+			if smp.Pending != (smp.TaskKey == "r0/pending#0") || smp.Pass != (smp.TaskKey == "r0/done#0") ||
+				smp.Verdict.Pending != smp.Pending {
+				t.Errorf("%s: pass %v pending %v (verdict pending %v)", smp.TaskKey, smp.Pass, smp.Pending, smp.Verdict.Pending)
+			}
+			out = append(out, smp.TaskKey)
+		}
+		return out
+	}
+	if got := keys(ExportOptions{}); !slices.Equal(got, []string{"r0/done#0"}) {
+		t.Errorf("default export: %v", got)
+	}
+	if got := keys(ExportOptions{Pending: true}); !slices.Equal(got, []string{"r0/done#0", "r0/pending#0"}) {
+		t.Errorf("export with pending: %v", got)
+	}
+	if got := keys(ExportOptions{All: true}); len(got) != 3 {
+		t.Errorf("export all: %v", got)
 	}
 }

@@ -599,19 +599,22 @@ func (s *Store) Counts(ctx context.Context, campaignID string, round int) (Count
 	err := s.r.QueryRowContext(ctx, `
 		WITH ts AS (SELECT id, state, judged_attempt_id FROM tasks
 			WHERE campaign_id = ?1 AND (?2 < 0 OR round = ?2)),
-		latest AS (SELECT v.pass FROM ts JOIN verdicts v ON v.attempt_id = ts.judged_attempt_id
+		latest AS (SELECT v.pass, v.pass = 1 AND EXISTS (SELECT 1 FROM json_each(COALESCE(v.stages, '[]'))
+				WHERE json_extract(value, '$.skipped') = 1) AS pending
+			FROM ts JOIN verdicts v ON v.attempt_id = ts.judged_attempt_id
 			AND v.revision = (SELECT MAX(revision) FROM verdicts WHERE attempt_id = ts.judged_attempt_id))
 		SELECT
 			(SELECT COUNT(*) FROM ts),
 			(SELECT COUNT(*) FROM ts WHERE state = 'queued'),
 			(SELECT COUNT(*) FROM ts WHERE state = 'leased'),
 			(SELECT COUNT(*) FROM ts WHERE state = 'done'),
-			(SELECT COUNT(*) FROM latest WHERE pass = 1),
+			(SELECT COUNT(*) FROM latest WHERE pass = 1 AND NOT pending),
 			(SELECT COUNT(*) FROM latest WHERE pass = 0),
+			(SELECT COUNT(*) FROM latest WHERE pending),
 			(SELECT COALESCE(SUM(a.prompt_tokens), 0) FROM ts JOIN attempts a ON a.task_id = ts.id),
 			(SELECT COALESCE(SUM(a.completion_tokens), 0) FROM ts JOIN attempts a ON a.task_id = ts.id),
 			(SELECT COALESCE(SUM(a.reasoning_tokens), 0) FROM ts JOIN attempts a ON a.task_id = ts.id)`,
-		campaignID, round).Scan(&c.Tasks, &c.Queued, &c.Leased, &c.Done, &c.Pass, &c.Fail,
+		campaignID, round).Scan(&c.Tasks, &c.Queued, &c.Leased, &c.Done, &c.Pass, &c.Fail, &c.Pending,
 		&c.PromptTokens, &c.CompletionTokens, &c.ReasoningTokens)
 	if err != nil {
 		return Counts{}, fmt.Errorf("counts: %w", err)

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -147,6 +148,32 @@ type Verdict struct {
 	CreatedAt time.Time
 }
 
+// Pending reports whether v passed every stage that ran but has stages left
+// for another host (skipped stages): not yet a pass, not a failure.
+func (v Verdict) Pending() bool {
+	return v.Pass && StagesPending(v.Stages)
+}
+
+// StagesPending reports whether a verdict's stages JSON has a skipped
+// stage.
+func StagesPending(stages []byte) bool {
+	if len(stages) == 0 {
+		return false
+	}
+	var ss []struct {
+		Skipped bool `json:"skipped"`
+	}
+	if json.Unmarshal(stages, &ss) != nil {
+		return false
+	}
+	for _, s := range ss {
+		if s.Skipped {
+			return true
+		}
+	}
+	return false
+}
+
 // VerdictLabels describe a verdict for analysis: how it failed and what
 // the task is made of. runs stores them as given (the labelling rules are
 // package refinement's); they are stored as JSON in the verdict's row.
@@ -182,9 +209,12 @@ type Result struct {
 // Counts summarises a campaign (or one round of it). Pass and Fail count done
 // tasks by the latest verdict revision of their judged attempt. Token sums
 // cover every saved attempt, judged or not (they were paid for).
+// Pass and Pending split the passing verdicts: Pending ones passed every
+// stage that ran and have stages left for another host (a GPU run skipped
+// on a CPU host); Pass ones are complete.
 type Counts struct {
-	Tasks, Queued, Leased, Done, Pass, Fail         int
-	PromptTokens, CompletionTokens, ReasoningTokens int64
+	Tasks, Queued, Leased, Done, Pass, Fail, Pending int
+	PromptTokens, CompletionTokens, ReasoningTokens  int64
 }
 
 // Sentinel errors. Callers test them with errors.Is.

@@ -264,8 +264,8 @@ func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campa
 		}}
 	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
 	pr.finish()
-	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d queued\n",
-		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Queued)
+	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d pending, %d queued\n",
+		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Pending, n.Queued)
 	faultMu.Lock()
 	if len(faults) > 0 {
 		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", topClasses(faults, len(faults)))
@@ -312,8 +312,8 @@ func (p *progress) update(c runs.Campaign, n runs.Counts) {
 	if el > 0 {
 		rate = float64(n.Done) / el
 	}
-	line := fmt.Sprintf("%s  %d/%d done  pass %d  fail %d  in flight %d  tokens %d  %.2f/s  %s",
-		c.Name, n.Done, n.Tasks, n.Pass, n.Fail, n.Leased,
+	line := fmt.Sprintf("%s  %d/%d done  pass %d  fail %d  pending %d  in flight %d  tokens %d  %.2f/s  %s",
+		c.Name, n.Done, n.Tasks, n.Pass, n.Fail, n.Pending, n.Leased,
 		n.PromptTokens+n.CompletionTokens, rate, time.Duration(el*float64(time.Second)).Round(time.Second))
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
@@ -378,10 +378,10 @@ func cmdStatus(ctx context.Context, args []string, e env) error {
 		return writeJSON(e.stdout, rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tLANE\tSTATE\tTASKS\tDONE\tPASS\tFAIL\tQUEUED\tTOKENS\tCREATED\tNOTE")
+	fmt.Fprintln(tw, "ID\tNAME\tLANE\tSTATE\tTASKS\tDONE\tPASS\tFAIL\tPENDING\tQUEUED\tTOKENS\tCREATED\tNOTE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID[:8], r.Name, r.Lane, r.State,
-			r.Counts.Tasks, r.Counts.Done, r.Counts.Pass, r.Counts.Fail, r.Counts.Queued,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID[:8], r.Name, r.Lane, r.State,
+			r.Counts.Tasks, r.Counts.Done, r.Counts.Pass, r.Counts.Fail, r.Counts.Pending, r.Counts.Queued,
 			r.Counts.PromptTokens+r.Counts.CompletionTokens, r.Created.Local().Format("2006-01-02 15:04"), r.Note)
 	}
 	return tw.Flush()
@@ -433,7 +433,8 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 	var c common
 	c.register(fs, e)
 	out := fs.String("o", "-", "output file (- for stdout)")
-	all := fs.Bool("all", false, "export failing attempts too (default: verified samples only)")
+	all := fs.Bool("all", false, "export failing and pending attempts too (default: verified samples only)")
+	pending := fs.Bool("pending", false, "export pending samples too (passed every stage that ran; stages left for a GPU host)")
 	texts := fs.Bool("texts", true, "put text artifacts (sources, PTX, SASS, RDNA3, host assembly, outputs) in artifact_text; false: blob hashes only")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
@@ -458,7 +459,7 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 		defer os.Remove(f.Name())
 		w = f
 	}
-	n, err := st.Export(ctx, camp.ID, w, runs.ExportOptions{All: *all, Texts: *texts})
+	n, err := st.Export(ctx, camp.ID, w, runs.ExportOptions{All: *all, Pending: *pending, Texts: *texts})
 	if err != nil {
 		if f != nil {
 			f.Close()

@@ -126,6 +126,21 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 			t.Errorf("%s: categories %v", r.Task.Key, r.Task.Categories)
 		}
 	}
+	// Pending is its own state: not a pass, and not exported as a sample
+	// unless asked.
+	if n, err := st.Counts(ctx, c.ID, -1); err != nil || n.Pass != 0 || n.Pending != 3 || n.Fail != 0 {
+		t.Errorf("counts %+v %v: want 3 pending, no pass", n, err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  int
+	}{{nil, 0}, {[]string{"--pending"}, 3}} {
+		args := append([]string{"export", "--data", data}, tc.flags...)
+		code, out, errs := runKiln(t, ctx, append(args, "t2c")...)
+		if lines := strings.Count(out, "\n"); code != 0 || lines != tc.want || (tc.want > 0 && !strings.Contains(out, `"pending":true`)) {
+			t.Errorf("export %v: exit %d, %d samples, want %d\n%s", tc.flags, code, lines, tc.want, errs)
+		}
+	}
 	// Completing needs a GPU here too: an error that says so. It needs
 	// none of the campaign's input files (a GPU host gets the data folder).
 	if err := os.Remove(script); err != nil {

@@ -92,6 +92,7 @@ type Progress struct {
 	Total   int       `json:"total"` // attempts planned this round
 	Pass    int       `json:"pass"`
 	Fail    int       `json:"fail"`
-	Tokens  int64     `json:"tokens"` // all tokens so far
+	Pending int       `json:"pending"` // passed every stage that ran, stages left for another host
+	Tokens  int64     `json:"tokens"`  // all tokens so far
 	Message string    `json:"message,omitempty"`
 }
