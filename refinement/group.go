@@ -82,6 +82,9 @@ func StatsBy(results []runs.Result, key KeyFunc, opt GroupOptions) []CategorySta
 			s.Total++
 			if r.Verdict.Pass {
 				s.Pass++
+				if r.Verdict.Pending() {
+					s.Pending++
+				}
 			} else {
 				s.Classes[r.Verdict.Class]++
 			}

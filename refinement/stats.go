@@ -14,6 +14,11 @@ type CategoryStats struct {
 	Category string `json:"category"`
 	Total    int    `json:"total"`
 	Pass     int    `json:"pass"`
+	// Pending counts the passes that are pending: every stage that ran
+	// passed, and stages are left for another host (a GPU run on a CPU
+	// host). Rates count them as passes of the stages that ran; the
+	// report shows how many there are.
+	Pending int `json:"pending"`
 	// PassRate is Pass/Total (0 when Total is 0).
 	PassRate float64 `json:"pass_rate"`
 	// Low and High bound the 95% Wilson score interval of the pass rate.

@@ -296,13 +296,16 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CATEGORY\tTASKS\tPASS\tRATE\t95% CI\tTOKENS\tTOP FAILURES\t")
+	fmt.Fprintln(tw, "CATEGORY\tTASKS\tPASS\tPENDING\tRATE\t95% CI\tTOKENS\tTOP FAILURES\t")
 	for _, s := range rep.Stats {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t[%.0f%%, %.0f%%]\t%d\t%s\t\n", s.Category, s.Total, s.Pass,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t[%.0f%%, %.0f%%]\t%d\t%s\t\n", s.Category, s.Total, s.Pass-s.Pending, s.Pending,
 			100*s.PassRate, 100*s.Low, 100*s.High, s.PromptTokens+s.CompletionTokens, topClasses(s.Classes, 3))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(rep.Stats, func(s refinement.CategoryStats) bool { return s.Pending > 0 }) {
+		fmt.Fprintln(out, "PENDING: passed every stage that ran, stages left for a GPU host (kiln rescore --pending there); RATE counts them with PASS.")
 	}
 	if len(rep.Speed) > 0 {
 		printSpeed(out, rep.Speed)
