@@ -1028,18 +1028,26 @@ refinement: {factor: 4, synthesizer: synth}
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
-	// The export carries the labels.
+	// The 2 passing programs are pending on this host (no GPU run): not
+	// verified samples, exported with --pending, carrying the labels.
 	code, out, errs = runKiln(t, ctx, "export", "--data", data, "cuda-refine-more")
+	if code != 0 || strings.TrimSpace(out) != "" {
+		t.Fatalf("kiln export of pending-only results: exit %d, %q %s", code, out, errs)
+	}
+	code, out, errs = runKiln(t, ctx, "export", "--data", data, "--pending", "cuda-refine-more")
 	if code != 0 {
-		t.Fatalf("kiln export: %d %s", code, errs)
+		t.Fatalf("kiln export --pending: %d %s", code, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 {
-		t.Fatalf("%d exported samples, want the 2 passing", len(lines))
+		t.Fatalf("%d exported samples, want the 2 pending", len(lines))
 	}
 	var sample runs.Sample
 	if err := json.Unmarshal([]byte(lines[0]), &sample); err != nil {
 		t.Fatal(err)
+	}
+	if !sample.Pending || sample.Pass {
+		t.Errorf("exported sample: pending %v pass %v, want pending", sample.Pending, sample.Pass)
 	}
 	if l := sample.Verdict.Labels; l == nil || l.DiagnosticKind != "pass" || l.Domain != "simulation" || len(l.Features) == 0 {
 		t.Errorf("exported labels %+v", sample.Verdict.Labels)
