@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 )
@@ -111,7 +112,7 @@ func (h *Hasher) Sign(tokens []string) (Signature, error) {
 
 // mulAddMod61 is (a*x + b) mod 2^61-1 for a, x, b below the prime.
 func mulAddMod61(a, x, b uint64) uint64 {
-	hi, lo := mul64(a, x)
+	hi, lo := bits.Mul64(a, x)
 	// a*x = hi*2^64 + lo; 2^64 = 8 (mod 2^61-1) since 2^61 = 1.
 	v := (lo & mersenne61) + (lo >> 61) + (hi << 3)
 	v = (v & mersenne61) + (v >> 61)
@@ -123,18 +124,6 @@ func mulAddMod61(a, x, b uint64) uint64 {
 	return v
 }
 
-func mul64(a, b uint64) (hi, lo uint64) {
-	const mask32 = 1<<32 - 1
-	a0, a1 := a&mask32, a>>32
-	b0, b1 := b&mask32, b>>32
-	w0 := a0 * b0
-	t := a1*b0 + w0>>32
-	w1 := t&mask32 + a0*b1
-	hi = a1*b1 + t>>32 + w1>>32
-	lo = a * b
-	return hi, lo
-}
-
 // Shingles hashes every run of k consecutive tokens (the whole sequence
 // when shorter than k) to 64 bits, without duplicates.
 func Shingles(tokens []string, k int) []uint64 {
@@ -142,23 +131,44 @@ func Shingles(tokens []string, k int) []uint64 {
 		return nil
 	}
 	k = min(k, len(tokens))
+	// Each token hashed once (FNV-1a), then a shingle is a polynomial
+	// mix of its tokens' hashes, finalised with splitmix64's mixer.
+	th := make([]uint64, len(tokens))
+	for i, t := range tokens {
+		h := uint64(fnvOffset)
+		for j := 0; j < len(t); j++ {
+			h = (h ^ uint64(t[j])) * fnvPrime
+		}
+		th[i] = h
+	}
 	seen := make(map[uint64]struct{}, len(tokens))
 	out := make([]uint64, 0, len(tokens))
-	var lenBuf [8]byte
 	for i := 0; i+k <= len(tokens); i++ {
-		f := fnv.New64a()
-		for _, t := range tokens[i : i+k] {
-			binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(t)))
-			f.Write(lenBuf[:])
-			f.Write([]byte(t))
+		x := uint64(k)
+		for _, v := range th[i : i+k] {
+			x = x*0x9e3779b97f4a7c15 + v
 		}
-		x := f.Sum64()
+		x = mix64(x)
 		if _, ok := seen[x]; !ok {
 			seen[x] = struct{}{}
 			out = append(out, x)
 		}
 	}
 	return out
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// mix64 is splitmix64's finaliser: every input bit affects every output bit.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // Similarity estimates the Jaccard similarity of the documents of two
