@@ -121,6 +121,7 @@ type SampleUsage struct {
 // NewSample builds the export record of a result.
 func NewSample(c Campaign, r Result, transcript bool) Sample {
 	t, a, v := r.Task, r.Attempt, r.Verdict
+	pending := v.Pending() // parses the stages: once per sample
 	s := Sample{
 		Schema:       SampleSchema,
 		ID:           a.ID,
@@ -134,9 +135,9 @@ func NewSample(c Campaign, r Result, transcript bool) Sample {
 		Files:        nonNilMap(t.Files),
 		Prompt:       t.Prompt,
 		Answer:       a.Answer,
-		Pass:         v.Pass && !v.Pending(),
-		Pending:      v.Pending(),
-		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass, Pending: v.Pending(), Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic, Labels: v.Labels},
+		Pass:         v.Pass && !pending,
+		Pending:      pending,
+		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass, Pending: pending, Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic, Labels: v.Labels},
 		Attempt:      SampleAttempt{ID: a.ID, Number: a.Number, Turns: a.Turns, ToolCalls: a.ToolCalls, RepairTurns: a.RepairTurns, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt},
 		Usage:        SampleUsage(a.Usage),
 		Model:        a.Model,
