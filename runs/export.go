@@ -196,7 +196,7 @@ func (s *Store) Export(ctx context.Context, campaignID string, w io.Writer, opt 
 		}
 		sample := NewSample(c, r, opt.Transcripts)
 		if opt.Texts {
-			texts, err := s.artifactTexts(r.Verdict.Artifacts)
+			texts, err := s.ArtifactTexts(r.Verdict.Artifacts)
 			if err != nil {
 				return fmt.Errorf("task %s: %w", r.Task.Key, err)
 			}
@@ -217,9 +217,9 @@ func (s *Store) Export(ctx context.Context, campaignID string, w io.Writer, opt 
 	return n, nil
 }
 
-// artifactTexts reads the text artifacts among arts (name -> hash): valid
+// ArtifactTexts reads the text artifacts among arts (name -> hash): valid
 // UTF-8 without NUL bytes, at most MaxArtifactText long.
-func (s *Store) artifactTexts(arts map[string]string) (map[string]string, error) {
+func (s *Store) ArtifactTexts(arts map[string]string) (map[string]string, error) {
 	out := map[string]string{}
 	for name, h := range arts {
 		b, err := s.blobs.Get(h)

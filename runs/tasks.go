@@ -694,6 +694,14 @@ func (s *Store) Results(ctx context.Context, campaignID string, round int) ([]Re
 	return out, nil
 }
 
+// EachResult calls fn with each judged result of the campaign (its latest
+// verdict revision), in claim order, round < 0 meaning every round,
+// streaming: results are read as fn takes them. An error from fn stops
+// the walk and is returned.
+func (s *Store) EachResult(ctx context.Context, campaignID string, round int, fn func(Result) error) error {
+	return s.eachResult(ctx, campaignID, round, fn)
+}
+
 func (s *Store) eachResult(ctx context.Context, campaignID string, round int, fn func(Result) error) error {
 	rows, err := s.r.QueryContext(ctx, resultsQuery, campaignID, round, round)
 	if err != nil {

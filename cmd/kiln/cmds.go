@@ -428,60 +428,6 @@ func topClasses(m map[string]int, k int) string {
 	return strings.Join(parts, ", ")
 }
 
-func cmdExport(ctx context.Context, args []string, e env) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	var c common
-	c.register(fs, e)
-	out := fs.String("o", "-", "output file (- for stdout)")
-	all := fs.Bool("all", false, "export failing and pending attempts too (default: verified samples only)")
-	pending := fs.Bool("pending", false, "export pending samples too (passed every stage that ran; stages left for a GPU host)")
-	texts := fs.Bool("texts", true, "put text artifacts (sources, PTX, SASS, RDNA3, host assembly, outputs) in artifact_text; false: blob hashes only")
-	if err := parseFlags(fs, args, e); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return badInput("want one campaign id or name")
-	}
-	st, camp, _, err := c.openCampaign(ctx, e, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	w := e.stdout
-	var f *os.File
-	if *out != "-" {
-		// Write to a temp file and rename, so a half-written export never
-		// looks like a whole one.
-		f, err = os.CreateTemp(filepath.Dir(*out), ".kiln-export-*")
-		if err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		defer os.Remove(f.Name())
-		w = f
-	}
-	n, err := st.Export(ctx, camp.ID, w, runs.ExportOptions{All: *all, Pending: *pending, Texts: *texts})
-	if err != nil {
-		if f != nil {
-			f.Close()
-		}
-		return fmt.Errorf("export: %w", err)
-	}
-	if f != nil {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return fmt.Errorf("export: %w", err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		if err := os.Rename(f.Name(), *out); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-	}
-	fmt.Fprintf(e.stderr, "kiln: exported %d samples of campaign %s\n", n, camp.ID)
-	return nil
-}
-
 func cmdRescore(ctx context.Context, args []string, e env) error {
 	fs := flag.NewFlagSet("rescore", flag.ContinueOnError)
 	var c common

@@ -1034,7 +1034,13 @@ refinement: {factor: 4, synthesizer: synth}
 	if code != 0 || strings.TrimSpace(out) != "" {
 		t.Fatalf("kiln export of pending-only results: exit %d, %q %s", code, out, errs)
 	}
+	// Both answers are the same program: the export keeps one, unless
+	// deduplication is off.
 	code, out, errs = runKiln(t, ctx, "export", "--data", data, "--pending", "cuda-refine-more")
+	if n := strings.Count(out, "\n"); code != 0 || n != 1 || !strings.Contains(errs, "duplicate 1") {
+		t.Fatalf("kiln export --pending: exit %d, %d samples, want 1 (and 1 duplicate) %s", code, n, errs)
+	}
+	code, out, errs = runKiln(t, ctx, "export", "--data", data, "--pending", "--dedup=false", "cuda-refine-more")
 	if code != 0 {
 		t.Fatalf("kiln export --pending: %d %s", code, errs)
 	}

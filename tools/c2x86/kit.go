@@ -13,6 +13,7 @@ import (
 	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/curate"
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
@@ -46,6 +47,7 @@ func Kit() kit.Kit {
 		Rules:     RefinementRules,
 		Validator: validator,
 		Example:   example,
+		Normalise: curate.NormaliseAsm,
 		Verify: &kit.VerifyCommand{
 			Usage: "--function F.c --driver D.c --candidate C.s [--json]",
 			Flags: verifyFlags,

@@ -79,6 +79,11 @@ type Kit struct {
 	// Domain gives the domain label of a task's answer when the verifier
 	// recorded none (tools.ArtifactDomain); nil leaves it empty.
 	Domain func(t Tasks) (func(task runs.Task, answer string) string, error)
+	// Normalise tokenises the lane's answers for near-duplicate removal
+	// and the contamination check of kiln export (runs/curate); nil
+	// means curate.Normalise (source code). Lanes whose answers are
+	// assembly give curate.NormaliseAsm.
+	Normalise func(answer string) []string
 	// Verify is `kiln verify <lane>`; nil: the lane has no such verb.
 	Verify *VerifyCommand
 	// Commands are verbs of the lane's own, such as "bench compile".

@@ -387,5 +387,8 @@ func (s *Spec) resolvePaths(opts Options) Errors {
 	for i := range s.Models {
 		fix(modelPath(i)+".script", &s.Models[i].Script)
 	}
+	for i := range s.Curation.Benchmarks {
+		fix("curation.benchmarks["+itoa(i)+"]", &s.Curation.Benchmarks[i])
+	}
 	return errs
 }

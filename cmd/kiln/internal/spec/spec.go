@@ -55,6 +55,8 @@ type Spec struct {
 	Retry Retry `yaml:"retry"`
 	// Refinement configures the rounds after round 0.
 	Refinement Refinement `yaml:"refinement"`
+	// Curation is what kiln export keeps of the campaign's results.
+	Curation Curation `yaml:"curation"`
 
 	// Dir is the folder relative paths were resolved against (the spec
 	// file's folder, or Options.Dir). Not read from YAML.
@@ -238,6 +240,39 @@ type Refinement struct {
 	Plateau float64 `yaml:"plateau"`
 }
 
+// Curation configures kiln export's curation (runs/curate, runs/dataset);
+// export's flags override it.
+type Curation struct {
+	// Dedup removes near-duplicate answers (default true).
+	Dedup *bool `yaml:"dedup"`
+	// Shingle, Permutations, Bands, Rows and Threshold are the MinHash
+	// and LSH parameters (defaults 5, 128, 16, 8, 0.8; bands x rows must
+	// equal permutations, threshold in (0, 1]).
+	Shingle      int     `yaml:"shingle"`
+	Permutations int     `yaml:"permutations"`
+	Bands        int     `yaml:"bands"`
+	Rows         int     `yaml:"rows"`
+	Threshold    float64 `yaml:"threshold"`
+	// Select is the selection policy: all-verified (default),
+	// best-per-task or concur.
+	Select string `yaml:"select"`
+	// KeepSpeedup: concur keeps every sample faster than this (default 5).
+	KeepSpeedup float64 `yaml:"keep_speedup"`
+	// SingleShare is concur's target share of single-operator samples,
+	// in [0, 1); 0 (default) leaves the mix alone.
+	SingleShare float64 `yaml:"single_share"`
+	// Benchmarks are folders of benchmark documents (KernelBench
+	// problems, eval sets) that exported samples must not duplicate;
+	// relative paths resolve against the spec's folder.
+	Benchmarks []string `yaml:"benchmarks"`
+	// Validation is the fraction of tasks in the validation split, in
+	// [0, 1) (default 0.05).
+	Validation *float64 `yaml:"validation"`
+	// Difficulty are the average-reasoning-length thresholds, in tokens,
+	// between easy, medium and hard tasks (default [4000, 8500]).
+	Difficulty []float64 `yaml:"difficulty"`
+}
+
 // Duration is a time.Duration written in YAML as a Go duration string.
 type Duration time.Duration
 
@@ -331,6 +366,17 @@ func (s *Spec) defaults(isSet func(path string) bool) {
 	defInt("refinement.min_evidence", &r.MinEvidence, 5)
 	defInt("refinement.factor", &r.Factor, 10)
 	defFloat("refinement.plateau", &r.Plateau, 0.02)
+	cu := &s.Curation
+	def("curation.dedup", cu.Dedup == nil, func() { t := true; cu.Dedup = &t })
+	defInt("curation.shingle", &cu.Shingle, 5)
+	defInt("curation.permutations", &cu.Permutations, 128)
+	defInt("curation.bands", &cu.Bands, 16)
+	defInt("curation.rows", &cu.Rows, 8)
+	defFloat("curation.threshold", &cu.Threshold, 0.8)
+	def("curation.select", cu.Select == "", func() { cu.Select = "all-verified" })
+	defFloat("curation.keep_speedup", &cu.KeepSpeedup, 5)
+	def("curation.validation", cu.Validation == nil, func() { v := 0.05; cu.Validation = &v })
+	def("curation.difficulty", cu.Difficulty == nil, func() { cu.Difficulty = []float64{4000, 8500} })
 	if len(s.Models) > 0 {
 		def("refinement.synthesizer", r.Synthesizer == "", func() { r.Synthesizer = s.Models[0].Name })
 	}

@@ -215,6 +215,7 @@ agent: {repair_turns: -1}
 retry: {max_attempts: 0, base_delay: 2s, max_delay: 1s}
 refinement: {rounds: -1, threshold: 1.5, factor: 0}
 sampling: {temperature: -0.1, top_p: 0, max_tokens: -1}
+curation: {bands: 10, select: best, single_share: 1, validation: -0.1, difficulty: [9000, 100], threshold: 0}
 `, []string{
 			"campaign.yaml:4: tasks.samples_per_task: must be >= 1",
 			"campaign.yaml:5: tasks.limit: must be >= 0",
@@ -234,6 +235,12 @@ sampling: {temperature: -0.1, top_p: 0, max_tokens: -1}
 			"campaign.yaml:14: sampling.max_tokens: must be >= 1",
 			"campaign.yaml:14: sampling.temperature: must be in [0, 2]",
 			"campaign.yaml:14: sampling.top_p: must be in (0, 1]",
+			"campaign.yaml:15: curation.bands: bands x rows (10 x 8) must equal curation.permutations (128)",
+			"campaign.yaml:15: curation.difficulty: want two thresholds [easy, hard] in tokens, 0 < easy <= hard",
+			`campaign.yaml:15: curation.select: unknown selection policy "best" (known: all-verified, best-per-task, concur)`,
+			"campaign.yaml:15: curation.single_share: must be in [0, 1)",
+			"campaign.yaml:15: curation.threshold: must be in (0, 1]",
+			"campaign.yaml:15: curation.validation: must be in [0, 1)",
 		}},
 		{"wrong types", `name: demo
 lane: c2x86
@@ -377,6 +384,7 @@ models:
 
 func TestDefaults(t *testing.T) {
 	t.Parallel()
+	yes, fivePercentVal := true, 0.05
 	s, err := Parse([]byte(minimal), "dir/c.yaml", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +399,9 @@ func TestDefaults(t *testing.T) {
 		Agent:       Agent{RepairTurns: 2, MaxToolCalls: 8},
 		Retry:       Retry{MaxAttempts: 5, BaseDelay: Duration(500 * time.Millisecond), MaxDelay: Duration(30 * time.Second)},
 		Refinement:  Refinement{Threshold: 0.5, MinEvidence: 5, Factor: 10, Synthesizer: "a", Plateau: 0.02},
-		Dir:         "dir",
+		Curation: Curation{Dedup: &yes, Shingle: 5, Permutations: 128, Bands: 16, Rows: 8, Threshold: 0.8, Select: "all-verified",
+			KeepSpeedup: 5, Validation: &fivePercentVal, Difficulty: []float64{4000, 8500}},
+		Dir: "dir",
 	}
 	got, _ := yaml.Marshal(s)
 	exp, _ := yaml.Marshal(&want)

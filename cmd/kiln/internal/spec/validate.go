@@ -331,6 +331,8 @@ func (v *validator) rest() {
 		v.add("retry.max_delay", "must be >= retry.base_delay (%s)", r.BaseDelay)
 	}
 
+	v.curation()
+
 	rf := s.Refinement
 	v.atLeast("refinement.rounds", int64(rf.Rounds), 0)
 	v.inRange("refinement.threshold", rf.Threshold, 0, 1, false)
@@ -352,6 +354,42 @@ func (v *validator) rest() {
 				}
 			}
 			v.oneOf("refinement.synthesizer", "model", rf.Synthesizer, names)
+		}
+	}
+}
+
+func (v *validator) curation() {
+	cu := v.s.Curation
+	v.atLeast("curation.shingle", int64(cu.Shingle), 1)
+	v.atLeast("curation.permutations", int64(cu.Permutations), 1)
+	v.atLeast("curation.bands", int64(cu.Bands), 1)
+	v.atLeast("curation.rows", int64(cu.Rows), 1)
+	if cu.Bands > 0 && cu.Rows > 0 && cu.Bands*cu.Rows != cu.Permutations {
+		v.add("curation.bands", "bands x rows (%d x %d) must equal curation.permutations (%d)", cu.Bands, cu.Rows, cu.Permutations)
+	}
+	if cu.Permutations > 4096 {
+		v.add("curation.permutations", "must be <= 4096")
+	}
+	if cu.Shingle > 64 {
+		v.add("curation.shingle", "must be <= 64")
+	}
+	v.inRange("curation.threshold", cu.Threshold, 0, 1, true)
+	v.oneOf("curation.select", "selection policy", cu.Select, []string{"all-verified", "best-per-task", "concur"})
+	if cu.KeepSpeedup < 0 {
+		v.add("curation.keep_speedup", "must be >= 0")
+	}
+	if cu.SingleShare < 0 || cu.SingleShare >= 1 {
+		v.add("curation.single_share", "must be in [0, 1)")
+	}
+	if cu.Validation != nil && (*cu.Validation < 0 || *cu.Validation >= 1) {
+		v.add("curation.validation", "must be in [0, 1)")
+	}
+	if d := cu.Difficulty; d != nil && (len(d) != 2 || d[0] <= 0 || d[1] < d[0]) {
+		v.add("curation.difficulty", "want two thresholds [easy, hard] in tokens, 0 < easy <= hard")
+	}
+	for i, b := range cu.Benchmarks {
+		if b == "" {
+			v.add(fmt.Sprintf("curation.benchmarks[%d]", i), "empty folder name")
 		}
 	}
 }

@@ -1,0 +1,670 @@
+// Package dataset turns a campaign's results into a training dataset:
+// the curation of runs/curate (contamination check, near-duplicate
+// removal, a selection policy, difficulty tiers) and the trainer formats
+// (messages, sharegpt, alpaca, or kiln's raw records), with a
+// deterministic train/validation split by task, a LLaMA-Factory
+// dataset_info.json and a dataset card. It reads the store twice,
+// streaming: the first pass decides what is kept from small per-sample
+// facts and signatures, the second writes the kept samples.
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/curate"
+)
+
+// Options configure an export.
+type Options struct {
+	Format Format
+	// Name names the dataset in dataset_info.json and the card; default
+	// the campaign's name.
+	Name string
+	// Pending exports pending samples (passed every stage that ran) with
+	// the verified ones.
+	Pending bool
+	// Round restricts the export to one round; nil means all.
+	Round *int
+	// Texts and Transcripts are the raw format's runs.ExportOptions.
+	Texts, Transcripts bool
+	// Think places the reasoning (default ThinkField).
+	Think Think
+	// Trajectories keeps every turn: tool calls, tool results, repair
+	// turns (messages and sharegpt only).
+	Trajectories bool
+
+	// Dedup removes near-duplicate answers with Params.
+	Dedup  bool
+	Params curate.Params
+	// Selection is the policy applied after deduplication.
+	Selection curate.Selection
+	// Tiers label each task's difficulty by its average reasoning length.
+	Tiers curate.Tiers
+	// Benchmarks are folders of benchmark documents (KernelBench
+	// problems, eval sets): samples whose task input or answer duplicates
+	// one, exactly or nearly, are contaminated.
+	Benchmarks []string
+	// KeepContaminated exports contaminated samples (flagged in their
+	// records) instead of leaving them out.
+	KeepContaminated bool
+	// Validation is the fraction of tasks (never of samples) in the
+	// validation split, in [0, 1).
+	Validation float64
+	// Normaliser gives the tokeniser of a lane's answers for
+	// deduplication and the contamination check; nil, or a nil result,
+	// means curate.Normalise (source code).
+	Normaliser func(lane string) func(string) []string
+	// Progress, when set, is called now and then with the stage
+	// ("reading", "writing"), the samples done and the total.
+	Progress func(stage string, done, total int)
+	// Workers sign documents in parallel (default GOMAXPROCS).
+	Workers int
+}
+
+// DefaultOptions are the defaults of kiln export.
+func DefaultOptions() Options {
+	return Options{Format: Raw, Think: ThinkField, Dedup: true, Params: curate.DefaultParams(),
+		Selection: curate.Selection{Policy: curate.AllVerified, KeepSpeedup: curate.DefaultKeepSpeedup},
+		Tiers:     curate.DefaultTiers(), Texts: true}
+}
+
+// Validate checks o.
+func (o Options) Validate() error {
+	if _, err := ParseFormat(string(o.Format)); err != nil {
+		return err
+	}
+	if _, err := ParseThink(string(o.Think)); err != nil {
+		return err
+	}
+	if o.Trajectories && (o.Format == Alpaca || o.Format == Raw) {
+		return fmt.Errorf("trajectories: the %s format has no tool turns (use messages or sharegpt; raw keeps them with transcripts)", o.Format)
+	}
+	if o.Dedup {
+		if err := o.Params.Validate(); err != nil {
+			return err
+		}
+	}
+	if err := o.Selection.Validate(); err != nil {
+		return err
+	}
+	if err := o.Tiers.Validate(); err != nil {
+		return err
+	}
+	if o.Validation < 0 || o.Validation >= 1 || math.IsNaN(o.Validation) {
+		return fmt.Errorf("validation fraction %g: want [0, 1)", o.Validation)
+	}
+	return nil
+}
+
+// Output is where an export goes: a folder (train.jsonl,
+// validation.jsonl, dataset_info.json, README.md, curation.json) or, with
+// Dir empty, one stream of records (no split, no card).
+type Output struct {
+	Dir string
+	W   io.Writer
+}
+
+// Match is one contamination finding.
+type Match struct {
+	Sample    string  `json:"sample"`
+	Task      string  `json:"task"`
+	Field     string  `json:"field"` // "answer" or "input:<file>" or "input:prompt"
+	Benchmark string  `json:"benchmark"`
+	Score     float64 `json:"similarity"`
+}
+
+// MaxListedMatches bounds the contamination matches listed in a Summary.
+const MaxListedMatches = 1000
+
+// Summary reports what an export did; it is written as curation.json.
+type Summary struct {
+	Campaign   string `json:"campaign"`
+	CampaignID string `json:"campaign_id"`
+	Format     Format `json:"format"`
+	// Results is every judged result read; Eligible those verified (and
+	// pending, when asked).
+	Results  int `json:"results"`
+	Eligible int `json:"eligible"`
+	// Excluded counts what was left out, by reason: failing, pending,
+	// contaminated, duplicate, policy, balance.
+	Excluded map[string]int `json:"excluded"`
+	// Selected counts the kept samples by why they were kept.
+	Selected   map[string]int `json:"selected"`
+	Written    int            `json:"written"`
+	Train      int            `json:"train"`
+	Validation int            `json:"validation"`
+	// Contaminated is the number of samples matching a benchmark; Flagged
+	// those exported anyway (KeepContaminated).
+	Contaminated int     `json:"contaminated"`
+	Flagged      int     `json:"flagged"`
+	Benchmarks   []Bench `json:"benchmarks"`
+	// Matches lists contamination findings, at most MaxListedMatches.
+	Matches []Match `json:"matches"`
+
+	ByLane       map[string]int      `json:"by_lane"`
+	ByCategory   map[string]int      `json:"by_category"`
+	ByModel      map[string]int      `json:"by_model"`
+	ByRound      map[string]int      `json:"by_round"`
+	ByDifficulty map[string]int      `json:"by_difficulty"`
+	Toolchains   map[string][]string `json:"toolchains"`
+	Settings     Settings            `json:"settings"`
+	Seconds      float64             `json:"seconds"`
+}
+
+// Bench is one benchmark folder of the contamination check.
+type Bench struct {
+	Folder string `json:"folder"`
+	Files  int    `json:"files"`
+}
+
+// Settings are the curation settings an export used.
+type Settings struct {
+	Dedup            bool          `json:"dedup"`
+	Params           curate.Params `json:"dedup_params"`
+	Policy           curate.Policy `json:"policy"`
+	KeepSpeedup      float64       `json:"keep_speedup"`
+	SingleShare      float64       `json:"single_share"`
+	Tiers            curate.Tiers  `json:"difficulty_tiers"`
+	KeepContaminated bool          `json:"keep_contaminated"`
+	Validation       float64       `json:"validation"`
+	Pending          bool          `json:"pending"`
+	Think            Think         `json:"think"`
+	Trajectories     bool          `json:"trajectories"`
+}
+
+// Curation is the section Build adds to every raw record.
+type Curation struct {
+	Item       string  `json:"item"`
+	Difficulty string  `json:"difficulty"`
+	ARL        float64 `json:"arl"`
+	Selected   string  `json:"selected"`
+	Split      string  `json:"split"`
+	// Contamination lists the sample's benchmark matches (only when
+	// contaminated samples are kept).
+	Contamination []Match `json:"contamination,omitempty"`
+}
+
+// entry is what the first pass keeps of one eligible sample.
+type entry struct {
+	cand    curate.Candidate
+	doc     curate.Doc
+	matches []Match
+	dupOf   string
+	keep    string // selection reason; "" when dropped
+}
+
+// job is one eligible sample's texts, for a signing worker.
+type job struct {
+	e      *entry
+	lane   string
+	answer string
+	files  map[string]string
+	prompt string
+}
+
+// Build exports the campaign's results into out and returns the summary.
+// Nothing is written into out.Dir unless the export succeeds: files are
+// written under temporary names and renamed at the end.
+func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, opt Options) (*Summary, error) {
+	start := time.Now()
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	camp, err := st.Campaign(ctx, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Name == "" {
+		opt.Name = camp.Name
+	}
+	round := -1
+	if opt.Round != nil {
+		round = *opt.Round
+	}
+	sum := &Summary{Campaign: camp.Name, CampaignID: camp.ID, Format: opt.Format,
+		Excluded: map[string]int{}, Selected: map[string]int{}, Matches: []Match{}, Benchmarks: []Bench{},
+		ByLane: map[string]int{}, ByCategory: map[string]int{}, ByModel: map[string]int{}, ByRound: map[string]int{},
+		ByDifficulty: map[string]int{}, Toolchains: map[string][]string{},
+		Settings: Settings{Dedup: opt.Dedup, Params: opt.Params, Policy: opt.Selection.Policy, KeepSpeedup: opt.Selection.KeepSpeedup,
+			SingleShare: opt.Selection.SingleShare, Tiers: opt.Tiers, KeepContaminated: opt.KeepContaminated,
+			Validation: opt.Validation, Pending: opt.Pending, Think: opt.Think, Trajectories: opt.Trajectories}}
+	hasher, err := curate.NewHasher(opt.Params)
+	if err != nil {
+		return nil, err
+	}
+	ref := curate.NewReference(hasher)
+	for _, dir := range opt.Benchmarks {
+		before := ref.Files
+		if err := ref.LoadDir(dir); err != nil {
+			return nil, err
+		}
+		sum.Benchmarks = append(sum.Benchmarks, Bench{Folder: dir, Files: ref.Files - before})
+	}
+	total := -1
+	if opt.Progress != nil {
+		if c, err := st.Counts(ctx, camp.ID, round); err == nil {
+			total = c.Done
+		}
+	}
+
+	// Pass 1: facts, signatures and contamination of every eligible
+	// sample; the average reasoning length of every task.
+	arl := curate.NewARL()
+	var entries []*entry
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan job, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := range jobs {
+				sign(j, hasher, ref, opt)
+			}
+		})
+	}
+	readErr := st.EachResult(ctx, camp.ID, round, func(r runs.Result) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sum.Results++
+		if opt.Progress != nil && sum.Results%1000 == 0 {
+			opt.Progress("reading", sum.Results, total)
+		}
+		item := curate.ItemKey(r.Task.Key)
+		reasoning := reasoningLength(r)
+		arl.Add(item, reasoning)
+		pending := r.Verdict.Pending()
+		switch {
+		case !r.Verdict.Pass:
+			sum.Excluded["failing"]++
+			return nil
+		case pending && !opt.Pending:
+			sum.Excluded["pending"]++
+			return nil
+		}
+		e := &entry{cand: curate.Candidate{ID: r.Attempt.ID, Item: item, Round: r.Task.Round, Categories: r.Task.Categories,
+			Pending: pending, Speedup: r.Verdict.Measurements["speedup"], Reasoning: reasoning, Answer: len(r.Attempt.Answer), Order: len(entries)}}
+		entries = append(entries, e)
+		jobs <- job{e: e, lane: r.Task.Lane, answer: r.Attempt.Answer, files: r.Task.Files, prompt: r.Task.Prompt}
+		return nil
+	})
+	close(jobs)
+	wg.Wait()
+	if readErr != nil {
+		return nil, fmt.Errorf("read results: %w", readErr)
+	}
+	if opt.Progress != nil {
+		opt.Progress("reading", sum.Results, sum.Results)
+	}
+	sum.Eligible = len(entries)
+
+	// Contamination, then near-duplicates round by round (best first
+	// within a round), then the policy.
+	var clean []*entry
+	for _, e := range entries {
+		if len(e.matches) > 0 {
+			sum.Contaminated++
+			for _, m := range e.matches {
+				if len(sum.Matches) < MaxListedMatches {
+					sum.Matches = append(sum.Matches, m)
+				}
+			}
+			if !opt.KeepContaminated {
+				sum.Excluded["contaminated"]++
+				continue
+			}
+			sum.Flagged++
+		}
+		clean = append(clean, e)
+	}
+	if opt.Dedup {
+		order := append([]*entry(nil), clean...)
+		sort.SliceStable(order, func(i, j int) bool {
+			a, b := &order[i].cand, &order[j].cand
+			if a.Round != b.Round {
+				return a.Round < b.Round
+			}
+			return curate.Better(a, b)
+		})
+		dd, err := curate.NewDeduper(opt.Params)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range order {
+			e.dupOf, _ = dd.Offer(e.doc)
+		}
+		kept := clean[:0]
+		for _, e := range clean {
+			if e.dupOf != "" {
+				sum.Excluded["duplicate"]++
+				continue
+			}
+			kept = append(kept, e)
+		}
+		clean = kept
+	}
+	cands := make([]curate.Candidate, len(clean))
+	for i, e := range clean {
+		cands[i] = e.cand
+	}
+	reasons, err := opt.Selection.Select(cands)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]*entry{}
+	for i, e := range clean {
+		e.keep = reasons[i]
+		if e.keep == "" {
+			sum.Excluded[curate.DropPolicy]++
+			continue
+		}
+		sum.Selected[e.keep]++
+		keep[e.cand.ID] = e
+	}
+
+	// Pass 2: write the kept samples.
+	w, err := newWriters(out, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer w.abort()
+	tools := map[string]map[string]bool{}
+	err = st.EachResult(ctx, camp.ID, round, func(r runs.Result) error {
+		e := keep[r.Attempt.ID]
+		if e == nil {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		split := "train"
+		if inValidation(e.cand.Item, opt.Validation) && out.Dir != "" {
+			split = "validation"
+		}
+		cur := Curation{Item: e.cand.Item, ARL: math.Round(arl.Mean(e.cand.Item)), Selected: e.keep, Split: split, Contamination: e.matches}
+		cur.Difficulty = opt.Tiers.Label(cur.ARL)
+		rec, err := record(st, camp, r, cur, opt)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", r.Task.Key, err)
+		}
+		if err := w.write(split, rec); err != nil {
+			return err
+		}
+		sum.Written++
+		if split == "train" {
+			sum.Train++
+		} else {
+			sum.Validation++
+		}
+		sum.ByLane[r.Task.Lane]++
+		for _, c := range r.Task.Categories {
+			sum.ByCategory[c]++
+		}
+		sum.ByModel[r.Attempt.Model]++
+		sum.ByRound[fmt.Sprint(r.Task.Round)]++
+		sum.ByDifficulty[cur.Difficulty]++
+		for k, v := range r.Verdict.Toolchain {
+			if tools[k] == nil {
+				tools[k] = map[string]bool{}
+			}
+			tools[k][v] = true
+		}
+		if opt.Progress != nil && sum.Written%1000 == 0 {
+			opt.Progress("writing", sum.Written, len(keep))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write: %w", err)
+	}
+	if opt.Progress != nil {
+		opt.Progress("writing", sum.Written, len(keep))
+	}
+	for k, vs := range tools {
+		for v := range vs {
+			sum.Toolchains[k] = append(sum.Toolchains[k], v)
+		}
+		sort.Strings(sum.Toolchains[k])
+	}
+	sum.Seconds = math.Round(time.Since(start).Seconds()*1000) / 1000
+	if err := w.finish(sum, opt); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// sign fills a job's entry: the answer's document and the contamination
+// matches of the answer and the task's inputs.
+func sign(j job, h *curate.Hasher, ref *curate.Reference, opt Options) {
+	norm := curate.Normalise
+	if opt.Normaliser != nil {
+		if f := opt.Normaliser(j.lane); f != nil {
+			norm = f
+		}
+	}
+	tokens := norm(j.answer)
+	if opt.Dedup {
+		j.e.doc = h.Doc(j.e.cand.ID, tokens)
+	}
+	if ref.Files == 0 {
+		return
+	}
+	match := func(field string, toks []string) {
+		if name, sim := ref.Match(toks); name != "" {
+			j.e.matches = append(j.e.matches, Match{Sample: j.e.cand.ID, Task: j.e.cand.Item, Field: field, Benchmark: name, Score: sim})
+		}
+	}
+	match("answer", tokens)
+	names := make([]string, 0, len(j.files))
+	for n := range j.files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		match("input:"+n, curate.NormaliseFile(n, j.files[n]))
+	}
+	if len(j.files) == 0 && j.prompt != "" {
+		match("input:prompt", curate.Normalise(j.prompt))
+	}
+}
+
+// inValidation puts a task in the validation split by a hash of its item
+// key: the same tasks in every export of every campaign, whatever the
+// samples.
+func inValidation(item string, frac float64) bool {
+	if frac <= 0 {
+		return false
+	}
+	h := fnv.New64a()
+	h.Write([]byte(item))
+	return float64(h.Sum64()%1_000_000) < frac*1_000_000
+}
+
+// record builds one output record of r in opt.Format.
+func record(st *runs.Store, camp runs.Campaign, r runs.Result, cur Curation, opt Options) (any, error) {
+	if opt.Format == Raw {
+		s := runs.NewSample(camp, r, opt.Transcripts)
+		if opt.Texts {
+			texts, err := st.ArtifactTexts(r.Verdict.Artifacts)
+			if err != nil {
+				return nil, err
+			}
+			s.ArtifactText = texts
+		}
+		return struct {
+			runs.Sample
+			Curation Curation `json:"curation"`
+		}{s, cur}, nil
+	}
+	conv, err := transcript(r, opt.Trajectories)
+	if err != nil {
+		return nil, err
+	}
+	m := meta{ID: r.Attempt.ID, Lane: r.Task.Lane, Task: cur.Item, Round: r.Task.Round, Categories: r.Task.Categories,
+		Model: r.Attempt.Model, Difficulty: cur.Difficulty}
+	if m.Categories == nil {
+		m.Categories = []string{}
+	}
+	if sp, ok := r.Verdict.Measurements["speedup"]; ok {
+		m.Speedup = &sp
+	}
+	switch opt.Format {
+	case Messages:
+		return messagesOf(conv, opt.Think, m), nil
+	case ShareGPT:
+		return shareGPTOf(conv, opt.Think, m), nil
+	default:
+		return alpacaOf(conv, opt.Think, m), nil
+	}
+}
+
+// writers hold an export's output streams.
+type writers struct {
+	dir   string
+	files map[string]*os.File // split -> temp file (Dir output)
+	bufs  map[string]*bufio.Writer
+	encs  map[string]*json.Encoder
+	one   *json.Encoder // stream output
+	oneW  *bufio.Writer
+	done  bool
+}
+
+func newWriters(out Output, opt Options) (*writers, error) {
+	w := &writers{dir: out.Dir, files: map[string]*os.File{}, bufs: map[string]*bufio.Writer{}, encs: map[string]*json.Encoder{}}
+	if out.Dir == "" {
+		if out.W == nil {
+			return nil, errors.New("export: no output")
+		}
+		w.oneW = bufio.NewWriterSize(out.W, 1<<20)
+		w.one = json.NewEncoder(w.oneW)
+		w.one.SetEscapeHTML(false)
+		return w, nil
+	}
+	if err := os.MkdirAll(out.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("export folder: %w", err)
+	}
+	splits := []string{"train"}
+	if opt.Validation > 0 {
+		splits = append(splits, "validation")
+	}
+	for _, s := range splits {
+		f, err := os.CreateTemp(out.Dir, ".kiln-"+s+"-*")
+		if err != nil {
+			w.abort()
+			return nil, fmt.Errorf("export folder: %w", err)
+		}
+		w.files[s] = f
+		w.bufs[s] = bufio.NewWriterSize(f, 1<<20)
+		w.encs[s] = json.NewEncoder(w.bufs[s])
+		w.encs[s].SetEscapeHTML(false)
+	}
+	return w, nil
+}
+
+func (w *writers) write(split string, rec any) error {
+	if w.one != nil {
+		return w.one.Encode(rec)
+	}
+	return w.encs[split].Encode(rec)
+}
+
+// abort removes the temporary files of an export that did not finish.
+func (w *writers) abort() {
+	if w.done {
+		return
+	}
+	for _, f := range w.files {
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
+
+// finish flushes the records and, for a folder, renames the splits into
+// place and writes curation.json, dataset_info.json and README.md.
+func (w *writers) finish(sum *Summary, opt Options) error {
+	if w.one != nil {
+		w.done = true
+		return w.oneW.Flush()
+	}
+	for s, f := range w.files {
+		if err := w.bufs[s].Flush(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	aux := map[string][]byte{}
+	js, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	aux["curation.json"] = append(js, '\n')
+	if opt.Format != Raw {
+		info, err := datasetInfo(opt, len(w.files) > 1)
+		if err != nil {
+			return err
+		}
+		aux["dataset_info.json"] = info
+	}
+	aux["README.md"] = card(sum, opt, len(w.files) > 1)
+	for name, b := range aux {
+		if err := writeFileAtomic(filepath.Join(w.dir, name), b); err != nil {
+			return err
+		}
+	}
+	for s, f := range w.files {
+		if err := os.Rename(f.Name(), filepath.Join(w.dir, s+".jsonl")); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	if len(w.files) == 1 {
+		// No validation split asked: an older one must not linger.
+		if err := os.Remove(filepath.Join(w.dir, "validation.jsonl")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	w.done = true
+	return nil
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".kiln-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if _, err := io.Copy(f, bytes.NewReader(b)); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
