@@ -19,12 +19,37 @@ import (
 // the same directory is written, fsynced, renamed into place, and the
 // directory fsynced. A Blobs is safe for concurrent use, also across
 // processes sharing the directory.
+//
+// Put holds a shared flock on dir/.lock and [Store.GC] an exclusive one
+// while it deletes, so that a deletion never interleaves with a Put of the
+// same content; and Put of content already stored refreshes the file's
+// modification time, so that a blob about to be referenced again looks new
+// to GC's grace period (see [Store.GC]).
 type Blobs struct {
 	dir string
 	log *slog.Logger
 }
 
 const tmpPrefix = ".tmp-"
+
+// lockFile is the name of the lock file in the blob directory.
+const lockFile = ".lock"
+
+// lock takes the blob store's lock, shared (Put) or exclusive (GC
+// deleting), and returns its release. Each call opens the file anew: flock
+// locks belong to the open file, so two holders in one process exclude each
+// other as two processes do.
+func (b *Blobs) lock(exclusive bool) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(b.dir, lockFile), os.O_RDONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("blob lock: %w", err)
+	}
+	if err := flock(f, exclusive); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("blob lock: %w", err)
+	}
+	return func() { f.Close() }, nil // closing releases the lock
+}
 
 func newBlobs(dir string, log *slog.Logger) (*Blobs, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -74,12 +99,23 @@ func Hash(data []byte) string {
 func (b *Blobs) path(hash string) string { return filepath.Join(b.dir, hash[:2], hash) }
 
 // Put stores data and returns its hash. Storing content that is already
-// present is a no-op.
+// present only refreshes the stored file's modification time (the caller is
+// about to refer to it: GC must see it as new).
 func (b *Blobs) Put(data []byte) (string, error) {
 	hash := Hash(data)
+	unlock, err := b.lock(false)
+	if err != nil {
+		return "", fmt.Errorf("put blob: %w", err)
+	}
+	defer unlock()
 	final := b.path(hash)
 	if _, err := os.Stat(final); err == nil {
-		return hash, nil
+		now := time.Now()
+		if os.Chtimes(final, now, now) == nil {
+			return hash, nil
+		}
+		// Not ours to touch (another user wrote it): store it again,
+		// which replaces it with a new file of the same content.
 	}
 	shard := filepath.Dir(final)
 	newShard := false

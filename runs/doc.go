@@ -86,7 +86,10 @@
 //
 // [Blobs] stores byte strings by lowercase hex SHA-256 under
 // dir/blobs/<first 2 hex>/<hash>, written to a temp file, fsynced, renamed
-// and the directory fsynced. Verdict artifacts refer to blobs by hash.
+// and the directory fsynced. Verdict artifacts refer to blobs by hash, and
+// so do round records (resynthesis prompts and replies). [Store.GC] removes
+// the blobs no record refers to (see its doc for the live set and why it is
+// safe while a campaign runs).
 //
 // # Export format
 //
@@ -127,4 +130,9 @@
 //	measurements  name -> number (e.g. cycles, bytes)
 //	created_at    when the carried verdict revision was written (RFC 3339, UTC)
 //	transcript    the attempt transcript JSON, only with ExportOptions.Transcripts
+//
+// kiln export's curated raw records (package runs/dataset) are these
+// objects with one more field, "curation": {"item", "difficulty", "arl",
+// "selected", "split", "contamination"}; the trainer formats are
+// documented there.
 package runs

@@ -100,8 +100,10 @@ func (l Limits) validate() error {
 
 // Config configures a [Runner].
 type Config struct {
-	// ScratchRoot is the directory holding the per-box scratch dirs. It is
-	// created (mode 0711) if missing; every directory above it must be
+	// ScratchRoot is the directory holding the per-box scratch dirs, a
+	// directory kiln owns (dead instances in it are removed). It is
+	// created (mode 0711) if missing and removed by Close when no other
+	// Runner's instance is left in it; every directory above it must be
 	// searchable by the sandbox uids. Required.
 	ScratchRoot string
 	// UIDBase is the first uid (and gid) of the range handed to boxes when

@@ -120,7 +120,11 @@
 // tmpfs mounts, removes their directories, kills what is left in their
 // cgroups and removes them. Live instances, of this process or another,
 // are left alone, so Runners may share a scratch root. Close removes the
-// Runner's own.
+// Runner's own, and the scratch root too when no other instance is left in
+// it (New creates it again, also when another process removes it between
+// its steps). [ReclaimRoots] does the same for every scratch root under a
+// parent folder (kiln keeps one per data folder under the temp folder), so
+// that the roots of data folders no process uses any more do not pile up.
 //
 // # Trampoline
 //

@@ -118,3 +118,36 @@ func mountPoints() []string {
 	}
 	return out
 }
+
+// ReclaimRoots tidies parent, a directory whose subdirectories are scratch
+// roots (Config.ScratchRoot of Runners, such as kiln's one per data folder):
+// in each it reclaims the instances of dead processes as New does in its
+// own root (unmounting their tmpfs mounts, removing their directories), then
+// removes the root if that leaves it empty. A root holding a live
+// instance is left alone, and a Runner starting in a root removed under it
+// creates the root again. Their cgroups are reclaimed by the next New.
+// It returns how many roots it removed.
+func ReclaimRoots(parent string, log *slog.Logger) int {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		root := filepath.Join(parent, e.Name())
+		reclaimScratch(root, "", log)
+		if os.Remove(root) == nil {
+			removed++
+		}
+	}
+	if removed > 0 {
+		log.Info("sandbox: removed empty scratch roots", "parent", parent, "roots", removed)
+	}
+	return removed
+}

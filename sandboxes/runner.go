@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -161,27 +162,19 @@ func New(cfg Config) (*Runner, error) {
 			slot.Close()
 		}
 	}()
-	if err := os.MkdirAll(cfg.ScratchRoot, 0o711); err != nil {
-		return nil, fmt.Errorf("sandboxes: scratch root: %w", err)
-	}
-	if r.root {
-		if err := os.Chmod(cfg.ScratchRoot, 0o711); err != nil {
-			return nil, fmt.Errorf("sandboxes: scratch root: %w", err)
-		}
-	}
 	id, err := newInstanceID()
 	if err != nil {
 		return nil, fmt.Errorf("sandboxes: instance: %w", err)
 	}
 	r.instance = id
-	reclaimScratch(cfg.ScratchRoot, id, r.log)
 	r.instDir = filepath.Join(cfg.ScratchRoot, id)
 	r.viewRoot = filepath.Join(r.instDir, "view")
-	if err := os.Mkdir(r.instDir, 0o711); err != nil {
-		return nil, fmt.Errorf("sandboxes: instance dir: %w", err)
+	if err := r.makeInstanceDir(); err != nil {
+		return nil, err
 	}
 	if err := os.Mkdir(r.viewRoot, 0o700); err != nil {
 		_ = os.RemoveAll(r.instDir)
+		removeRootIfEmpty(cfg.ScratchRoot, r.log)
 		return nil, fmt.Errorf("sandboxes: view dir: %w", err)
 	}
 	r.uids = make(chan uint32, cfg.MaxBoxes)
@@ -206,6 +199,43 @@ func New(cfg Config) (*Runner, error) {
 	r.log.Debug("sandbox runner ready", "capabilities", r.caps.String())
 	ok = true
 	return r, nil
+}
+
+// makeInstanceDir creates the scratch root if need be, reclaims the dead
+// instances in it and creates this instance's directory. Another process
+// may remove the root between the two when it finds it empty (Close,
+// ReclaimRoots): then it starts over.
+func (r *Runner) makeInstanceDir() error {
+	root := r.cfg.ScratchRoot
+	for try := 0; ; try++ {
+		err := os.MkdirAll(root, 0o711)
+		if err == nil && r.root {
+			err = os.Chmod(root, 0o711)
+		}
+		if err == nil {
+			reclaimScratch(root, r.instance, r.log)
+			err = os.Mkdir(r.instDir, 0o711)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || try == 9 {
+			return fmt.Errorf("sandboxes: scratch root and instance dir: %w", err)
+		}
+	}
+}
+
+// removeRootIfEmpty removes the scratch root when no instance is left in
+// it (rmdir fails on a non-empty directory, which is then left alone).
+func removeRootIfEmpty(root string, log *slog.Logger) {
+	err := os.Remove(root)
+	switch {
+	case err == nil:
+		log.Debug("sandbox: removed empty scratch root", "dir", root)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTEMPTY), errors.Is(err, unix.EEXIST), errors.Is(err, unix.EBUSY):
+	default:
+		log.Warn("sandbox: remove empty scratch root", "dir", root, "err", err)
+	}
 }
 
 // detect finds what the host offers, then probes runs with every candidate
@@ -418,8 +448,9 @@ func (r *Runner) Capabilities() Capabilities {
 	return c
 }
 
-// Close removes this Runner's scratch directory and cgroups. Boxes still
-// open lose their files; close them first. Close is idempotent.
+// Close removes this Runner's scratch directory and cgroups, and the
+// scratch root when that leaves it empty. Boxes still open lose their
+// files; close them first. Close is idempotent.
 func (r *Runner) Close() error {
 	var err error
 	r.closeOnce.Do(func() {
@@ -434,6 +465,9 @@ func (r *Runner) Close() error {
 			_ = unix.Unmount(m, unix.MNT_DETACH)
 		}
 		err = os.RemoveAll(r.instDir)
+		if err == nil {
+			removeRootIfEmpty(r.cfg.ScratchRoot, r.log)
+		}
 		if r.uidSlot != nil {
 			r.uidSlot.Close() // frees the uid range for another Runner
 		}

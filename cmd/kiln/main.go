@@ -11,6 +11,7 @@
 //	kiln refine RUN           refinement rounds on a finished campaign (--plan: show the next round)
 //	kiln export RUN           JSONL samples for fine-tuning
 //	kiln rescore RUN          judge stored answers again with the current verifiers
+//	kiln gc                   remove blobs no stored record refers to (--dry-run)
 //	kiln doctor               toolchains and sandbox layers found on this host
 //	kiln selftest             hostile programs against this host's sandbox
 //	kiln verify LANE ...      judge one answer by hand
@@ -105,6 +106,7 @@ verbs:
   refine RUN          refinement rounds from a finished run (--rounds N, --categories a,b; --plan)
   export RUN          JSONL samples for fine-tuning (-o FILE, --all)
   rescore RUN         judge stored answers again with the current verifiers
+  gc                  remove blobs no record refers to (--dry-run, --min-age D, --json)
   doctor              toolchains, targets and sandbox layers found on this host (--json)
   selftest            hostile programs against this host's sandbox: all must be contained
 %s
@@ -142,6 +144,7 @@ func run(ctx context.Context, args []string, e env) int {
 		"refine":   cmdRefine,
 		"export":   cmdExport,
 		"rescore":  cmdRescore,
+		"gc":       cmdGC,
 		"doctor":   cmdDoctor,
 		"selftest": cmdSelftest,
 		"verify":   cmdVerify,

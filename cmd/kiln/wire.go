@@ -95,6 +95,10 @@ func (w *wiring) sandbox() (*sandboxes.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The roots of other data folders that dead kiln processes left
+	// (empty, or holding a crashed instance's scratch) go; ours is
+	// recreated by New and removed by the runner's Close.
+	sandboxes.ReclaimRoots(filepath.Dir(root), w.log)
 	r, err := sandboxes.New(sandboxes.Config{ScratchRoot: root, Logger: w.log,
 		ReadOnlyPaths: reg.SandboxPaths(), AllowMissing: w.allowMissing, CgroupParent: w.cgroupParent})
 	if err != nil {
@@ -109,7 +113,11 @@ func (w *wiring) sandbox() (*sandboxes.Runner, error) {
 // processes run under their own uids, so every folder above the scratch must
 // be searchable by them: a data folder under /root (mode 0700) is not. The
 // root is therefore a folder of ours under the system temp dir, one per data
-// folder, checked to be a real directory owned by us (not a planted link).
+// folder, in a folder checked to be a real directory owned by us (not a
+// planted link). The per-data-folder root exists only while a runner uses
+// it; the folder above it stays (removing it would reopen the race that
+// ownedDir closes: another user could plant it again in the shared temp
+// dir).
 func sandboxRoot(data string) (string, error) {
 	abs, err := filepath.Abs(data)
 	if err != nil {
