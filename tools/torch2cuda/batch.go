@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path"
@@ -34,7 +35,9 @@ import (
 // imports torch once and forks a fresh, Landlock-confined child per
 // evaluation (judge/README.md). The GPU stage never waits for a compiler,
 // and builds go on while the GPU judges: a batch's verdicts come back when
-// it ends, after about three seconds per evaluation.
+// it ends, after about three seconds per evaluation. A GPU whose batch ends
+// badly and that then fails a health probe is quarantined, and the batch's
+// evaluations are requeued (health.go).
 
 // batchWindow is how long a GPU batch waits for more evaluations to join.
 const batchWindow = 200 * time.Millisecond
@@ -45,32 +48,62 @@ type judgeJob struct {
 	key       string            // the candidate's cache key
 	built     map[string][]byte // its build folder's kept files
 	done      chan judgeOut     // buffered: the runner never blocks on it
+	requeues  int               // times put back after its GPU failed a probe
 }
 
 type judgeOut struct {
 	res judgeResult
 	raw []byte
 	err error
+	// fault is set with err when the judge process itself failed (died,
+	// killed, no result): why the GPU may be at fault.
+	fault string
 }
 
 // batcher holds both stages: build tokens, and the queue of built
 // evaluations that GPU runners (at most GPUSlots) take in batches. Its
-// runner goroutines end when the queue is empty.
+// runner goroutines end when the queue is empty, or when their GPU is
+// quarantined (see health.go).
 type batcher struct {
 	l      *Lane
 	builds chan struct{}      // one token per build running
 	flight singleflight.Group // one build per cache key at a time
-	mu     sync.Mutex
-	queue  []*judgeJob
-	free   []int // GPU slots no runner holds; slot i judges on GPU i mod GPUs
+
+	// The GPU stage. runBatch and probe are the lane's (fakes in tests);
+	// a nil probe (Device "cpu") turns the health checks off.
+	runBatch func(jobs []*judgeJob, gpu int) []judgeOut
+	probe    func(ctx context.Context, gpu int) error
+	window   time.Duration // batchWindow
+	maxBatch int
+	probeFor time.Duration // Config.ProbeTimeout
+	reprobe  time.Duration // Config.ReprobeInterval
+	log      *slog.Logger
+	probes   singleflight.Group // one probe per GPU at a time
+
+	mu    sync.Mutex
+	queue []*judgeJob
+	free  []int      // GPU slots no runner holds; slot i judges on GPU i mod len(gpus)
+	gpus  []gpuState // by GPU index
 }
 
 func newBatcher(l *Lane) *batcher {
-	b := &batcher{l: l, builds: make(chan struct{}, l.cfg.CompileParallel)}
-	for i := range l.cfg.GPUSlots {
+	b := &batcher{l: l, builds: make(chan struct{}, l.cfg.CompileParallel), runBatch: l.runBatch}
+	if l.cfg.Device != "cpu" {
+		b.probe = l.probeGPU
+	}
+	b.initGPU(l.cfg)
+	return b
+}
+
+// initGPU sets the GPU stage up from cfg (defaults applied).
+func (b *batcher) initGPU(cfg Config) {
+	b.window, b.maxBatch, b.probeFor, b.reprobe, b.log = batchWindow, cfg.MaxBatch, cfg.ProbeTimeout, cfg.ReprobeInterval, cfg.Logger
+	for i := range cfg.GPUSlots {
 		b.free = append(b.free, i)
 	}
-	return b
+	// Slot i judges on GPU i mod GPUs; with fewer slots than GPUs, the
+	// GPUs past the slots get no work.
+	b.gpus = make([]gpuState, max(1, min(cfg.GPUs, cfg.GPUSlots)))
 }
 
 // judge evaluates one candidate (see batcher); an error means the judge
@@ -96,21 +129,24 @@ func (b *batcher) submit(j *judgeJob) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.queue = append(b.queue, j)
-	if len(b.free) > 0 {
-		slot := b.free[0]
-		b.free = b.free[1:]
-		go b.run(slot)
-	}
+	b.scheduleLocked(1)
 }
 
-// run takes batches off the queue until it is empty; evaluations whose
-// caller has gone are dropped.
+// run takes batches off the queue until it is empty, or until its GPU is
+// quarantined; evaluations whose caller has gone are dropped.
 func (b *batcher) run(slot int) {
+	gpu := slot % len(b.gpus)
 	for {
-		time.Sleep(batchWindow)
+		time.Sleep(b.window)
 		b.mu.Lock()
+		if b.gpus[gpu].down != "" {
+			b.free = append(b.free, slot)
+			b.scheduleLocked(1)
+			b.mu.Unlock()
+			return
+		}
 		var jobs []*judgeJob
-		for len(b.queue) > 0 && len(jobs) < b.l.cfg.MaxBatch {
+		for len(b.queue) > 0 && len(jobs) < b.maxBatch {
 			j := b.queue[0]
 			b.queue = b.queue[1:]
 			if j.ctx.Err() == nil {
@@ -126,10 +162,7 @@ func (b *batcher) run(slot int) {
 		if len(jobs) == 0 {
 			continue
 		}
-		outs := b.l.runBatch(jobs, slot%b.l.cfg.GPUs)
-		for i, j := range jobs {
-			j.done <- outs[i]
-		}
+		b.deliver(jobs, b.runBatch(jobs, gpu), gpu)
 	}
 }
 
@@ -386,7 +419,7 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 	}
 	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), GPU: onGPU, Limits: l.judgeLimits(n, 1, l.cfg.RunTimeout)})
 	if err != nil {
-		return fail(fmt.Errorf("torch2cuda judge: %w", err))
+		return faulted(fail(fmt.Errorf("torch2cuda judge: %w", err)), "the judge did not run: "+err.Error())
 	}
 	raw, err := box.ReadFile("results.jsonl", int64(n)*maxJudgeJSON)
 	if err != nil {
@@ -413,8 +446,25 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 	if res.Killed != sandboxes.KillNone {
 		why = "killed: " + string(res.Killed)
 	}
-	return fail(fmt.Errorf("torch2cuda judge gave no result for this candidate (%s): %s", why,
-		clip(strings.TrimSpace(string(res.Stderr)), 1500)))
+	stderr := strings.TrimSpace(string(res.Stderr))
+	return faulted(fail(fmt.Errorf("torch2cuda judge gave no result for this candidate (%s): %s", why, clip(stderr, 1500))),
+		"the judge gave no result ("+why+"): "+clip(lastLine(stderr), 300))
+}
+
+// faulted marks the outcomes without a result as the judge process's
+// failure (judgeOut.fault).
+func faulted(outs []judgeOut, why string) []judgeOut {
+	for i := range outs {
+		if outs[i].err != nil && outs[i].raw == nil {
+			outs[i].fault = why
+		}
+	}
+	return outs
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 // judgeLimits bound a judge.py batch of n evaluations (or builds), par at

@@ -12,15 +12,21 @@ package torch2cuda
 //	cd tools/torch2cuda && ../../t2c-gpu.test -test.run GPU -test.v -test.timeout 20m
 //
 // -torch2cuda.answers N sets how many starter answers join (default 8).
+// TestProbeOnGPU and TestQuarantineOnGPU check the GPU health probe and the
+// quarantine of a GPU that fails it (-test.run 'ProbeOnGPU|QuarantineOnGPU').
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,4 +106,126 @@ func TestGPUJudge(t *testing.T) {
 		}
 		t.Logf("%-55s %-20s speedup %.3g", j.name, got, v.Measurements["speedup"])
 	}
+}
+
+// TestProbeOnGPU runs the health probe that the GPU judge runs after a bad
+// batch ("judge.py probe --devices G" in the sandbox with the GPU) on every
+// GPU of the host: each is healthy; a GPU past the last is not there.
+func TestProbeOnGPU(t *testing.T) {
+	needSandbox(t)
+	g := testRegistry.GPU()
+	if g.SMI == "" {
+		t.Fatal("no nvidia-smi: run this test on the GPU host")
+	}
+	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	gpus := max(len(g.Devices), 1)
+	for i := range gpus {
+		start := time.Now()
+		err := l.probeGPU(ctx, i)
+		t.Logf("GPU %d: probe in %s: %v", i, time.Since(start).Round(time.Millisecond), err)
+		if err != nil {
+			t.Errorf("GPU %d: %v", i, err)
+		}
+	}
+	if err := l.probeGPU(ctx, gpus); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("no CUDA device %d", gpus)) {
+		t.Errorf("GPU %d (not there): %v", gpus, err)
+	} else {
+		t.Logf("GPU %d (not there): %v", gpus, err)
+	}
+}
+
+// TestQuarantineOnGPU: the lane is told of one GPU more than the host has.
+// The batch on that phantom GPU fails, its probe fails, the GPU is
+// quarantined, and its evaluation is requeued and judged on a real GPU.
+func TestQuarantineOnGPU(t *testing.T) {
+	needSandbox(t)
+	g := testRegistry.GPU()
+	if g.SMI == "" {
+		t.Fatal("no nvidia-smi: run this test on the GPU host")
+	}
+	gpus := max(len(g.Devices), 1)
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, GPUs: gpus + 1, GPUSlots: gpus + 1, MaxBatch: 1,
+		CompileParallel: runtime.NumCPU(), CacheDir: t.TempDir(),
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs, err := LoadBuiltinProblems()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := gpus + 1
+	type pair struct{ id, ref, cand string }
+	var pairs []pair
+	for _, p := range probs[:n] {
+		a, err := BuiltinAnswer(p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, pair{p.ID, p.Source, a})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	// Build first, so that the evaluations reach the GPU queue together
+	// and every slot, the phantom GPU's too, takes one.
+	arch := l.arch(ctx)
+	var wg sync.WaitGroup
+	for _, p := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := l.build(ctx, l.cacheKey(p.cand, arch), p.ref, p.cand, arch); err != nil {
+				t.Errorf("%s: build: %v", p.id, err)
+			}
+		}()
+	}
+	wg.Wait()
+	start := time.Now()
+	res := make([]judgeResult, n)
+	errs := make([]error, n)
+	for i, p := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i], _, errs[i] = l.judge(ctx, p.ref, p.cand)
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d evaluations in %s", n, time.Since(start).Round(time.Millisecond))
+	for i, p := range pairs {
+		if errs[i] != nil || !res[i].Correct {
+			t.Errorf("%s: correct %v, class %q, err %v: %.300s", p.id, res[i].Correct, res[i].Class, errs[i], res[i].Diagnostic)
+		}
+	}
+	l.batches.mu.Lock()
+	phantom, real0 := l.batches.gpus[gpus].down, l.batches.gpus[0].down
+	l.batches.mu.Unlock()
+	t.Logf("phantom GPU %d: %s", gpus, phantom)
+	if !strings.Contains(phantom, fmt.Sprintf("no CUDA device %d", gpus)) || real0 != "" {
+		t.Errorf("phantom GPU %d: %q; GPU 0: %q", gpus, phantom, real0)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	t.Logf("log:\n%s", logs.String())
+	if !strings.Contains(logs.String(), "GPU quarantined") {
+		t.Error("no quarantine logged")
+	}
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }

@@ -104,6 +104,23 @@ type Config struct {
 	// MaxBatch bounds the evaluations of one GPU judge process (default
 	// 16): a batch's verdicts are delivered when it ends.
 	MaxBatch int
+	// ProbeTimeout bounds one GPU health probe (default 90 s): "judge.py
+	// probe --devices G" in a sandbox with the GPU, a matmul checked
+	// against the CPU. A GPU is probed when a batch on it ends badly (the
+	// judge process died, was killed or gave no result; or a result shows
+	// a failure before any candidate code ran, or a device-level CUDA
+	// error). A GPU that fails its probe is quarantined: its slots take no
+	// more work, and the batch's evaluations that got no real verdict go
+	// back to the front of the queue, at most twice each (the third time
+	// they fail: such a candidate may be what breaks GPUs). A hung probe
+	// fails. Not used with Device "cpu".
+	ProbeTimeout time.Duration
+	// ReprobeInterval is how long a quarantined GPU rests before it is
+	// probed again, when work is waiting (default 5 min); healthy, it
+	// returns to service. While every GPU is quarantined and none is being
+	// probed, evaluations fail at once with an error that wraps
+	// ErrGPUQuarantined and gives each GPU's probe failure.
+	ReprobeInterval time.Duration
 	// CacheDir keeps built extensions by candidate ("" keeps none).
 	CacheDir string
 	// StaticLimits bound the static check's python3 run.
@@ -139,6 +156,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxBatch == 0 {
 		c.MaxBatch = 16
 	}
+	if c.ProbeTimeout == 0 {
+		c.ProbeTimeout = 90 * time.Second
+	}
+	if c.ReprobeInterval == 0 {
+		c.ReprobeInterval = 5 * time.Minute
+	}
 	if c.StaticLimits == (sandboxes.Limits{}) {
 		c.StaticLimits = sandboxes.Limits{Wall: 30 * time.Second, CPU: 20 * time.Second, Memory: 1 << 30, Procs: 16,
 			FileSize: 16 << 20, Output: 64 << 10, RSS: 512 << 20}
@@ -164,6 +187,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("torch2cuda: device %q: want \"\" (the GPU) or cpu", c.Device)
 	case c.Timeout < time.Second || c.RunTimeout < time.Second || c.GPUSlots < 0 || c.GPUs < 0 || c.CompileParallel < 0 || c.MaxBatch < 0:
 		return errors.New("torch2cuda: timeout under a second or negative GPU slots")
+	case c.ProbeTimeout < time.Second || c.ReprobeInterval < 0:
+		return errors.New("torch2cuda: probe timeout under a second or negative reprobe interval")
 	}
 	return nil
 }
@@ -414,6 +439,10 @@ type judgeResult struct {
 		CUDA   string `json:"cuda"`
 		Device string `json:"device"`
 	} `json:"env"`
+	// RefError: the reference failed (before any candidate code ran);
+	// JudgeError: the judge's own code failed.
+	RefError   bool `json:"reference_error"`
+	JudgeError bool `json:"judge_error"`
 }
 
 func (r judgeResult) measurements() map[string]float64 {

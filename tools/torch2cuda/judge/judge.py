@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kiln torch2cuda judge: verdicts for PyTorch -> CUDA kernel candidates.
 
-    judge.py probe
+    judge.py probe   [--devices 0,1]
     judge.py judge   --reference REF.py --candidate CAND.py [--out FILE] [options]
     judge.py batch   --jobs JOBS.jsonl --out RESULTS.jsonl [options]
     judge.py compile --candidate CAND.py [--reference REF.py] [--build-dir DIR] [--arch 9.0]
@@ -1855,9 +1855,20 @@ def cmd_probe(args):
            "judge": JUDGE_VERSION}
     workdir = _workdir()
     try:
+        want = None
+        if getattr(args, "devices", None):
+            want = [int(x) for x in args.devices.split(",") if x.strip() != ""]
         info, err = _detect_devices(workdir)
         out["error"] = err
-        out["devices"] = info.get("devices", [])
+        devs = info.get("devices", [])
+        if want is not None:
+            have = [d["index"] for d in devs]
+            missing = [i for i in want if i not in have]
+            devs = [d for d in devs if d["index"] in want]
+            if missing and out["error"] is None:
+                out["error"] = "no CUDA device %s (%s)" % (",".join(str(i) for i in missing), (
+                    "%d visible" % len(have)) if info.get("cuda_available") else "CUDA not available")
+        out["devices"] = devs
         for d in out["devices"]:
             run = _run_single({"kind": "health", "index": d["index"]}, 60, workdir)
             if run.results and isinstance(run.results[0], dict):
@@ -2176,7 +2187,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="judge.py", description="kiln torch2cuda judge")
     sub = ap.add_subparsers(dest="cmd")
     sub.required = True
-    sub.add_parser("probe", help="torch/CUDA versions, devices and a health check per GPU")
+    pp = sub.add_parser("probe", help="torch/CUDA versions, devices and a health check per GPU")
+    pp.add_argument("--devices", default=None, help="comma-separated CUDA device indices to check (default: all)")
     pj = sub.add_parser("judge", help="judge one candidate")
     pj.add_argument("--reference", required=True)
     pj.add_argument("--candidate", required=True)

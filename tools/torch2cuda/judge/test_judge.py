@@ -142,6 +142,18 @@ class TestProbe(unittest.TestCase):
         for dev in r["devices"]:  # none on a CPU machine
             self.assertIn("healthy", dev)
 
+    def test_probe_devices(self):
+        # --devices checks only the GPUs named; one that is not there fails the probe
+        r = run_judge("probe", "--devices", "0")
+        for k in ("ok", "torch", "cuda", "devices", "error"):
+            self.assertIn(k, r)
+        if r["devices"]:  # a GPU host
+            self.assertEqual([d["index"] for d in r["devices"]], [0], r)
+            self.assertEqual(r["ok"], bool(r["devices"][0]["healthy"]), r)
+        else:
+            self.assertFalse(r["ok"], r)
+            self.assertIn("no CUDA device 0", r["error"], r)
+
 
 @unittest.skipIf(J is None, "torch not importable in this interpreter")
 class TestHelpers(unittest.TestCase):
