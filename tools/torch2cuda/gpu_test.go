@@ -48,6 +48,16 @@ func TestGPUJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Count the evaluations each GPU judges.
+	var perGPUMu sync.Mutex
+	perGPU := map[int]int{}
+	inner := l.batches.runBatch
+	l.batches.runBatch = func(jobs []*judgeJob, gpu int) []judgeOut {
+		perGPUMu.Lock()
+		perGPU[gpu] += len(jobs)
+		perGPUMu.Unlock()
+		return inner(jobs, gpu)
+	}
 	read := func(p string) string {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -92,7 +102,10 @@ func TestGPUJudge(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d evaluations in %s", len(jobs), time.Since(start).Round(time.Second))
+	t.Logf("%d evaluations in %s on %d GPUs; evaluations per GPU: %v", len(jobs), time.Since(start).Round(time.Second), gpus, perGPU)
+	if len(perGPU) != gpus {
+		t.Errorf("evaluations per GPU %v: want all %d GPUs used", perGPU, gpus)
+	}
 	for i, j := range jobs {
 		v := verdicts[i]
 		if errs[i] != nil {
