@@ -95,28 +95,45 @@ func (h *Hasher) Sign(tokens []string) (Signature, error) {
 	if len(sh) == 0 {
 		return nil, ErrEmpty
 	}
-	sig := make(Signature, h.p.Perms)
-	for i := range sig {
-		sig[i] = math.MaxUint64
+	for j, x := range sh {
+		sh[j] = x % mersenne61
 	}
-	for _, x := range sh {
-		x %= mersenne61
-		for i := range sig {
-			if v := mulAddMod61(h.a[i], x, h.b[i]); v < sig[i] {
-				sig[i] = v
-			}
+	sig := make(Signature, h.p.Perms)
+	a, b := h.a[:len(sig)], h.b[:len(sig)]
+	// Permutations in the outer loop, four at a time, so that their
+	// minima stay in registers over the shingles (runs/curate/DEDUP_BENCH.md:
+	// 27% less time per document than shingle-outer, same signatures).
+	i := 0
+	for ; i+4 <= len(sig); i += 4 {
+		a0, a1, a2, a3 := a[i], a[i+1], a[i+2], a[i+3]
+		b0, b1, b2, b3 := b[i], b[i+1], b[i+2], b[i+3]
+		m0, m1, m2, m3 := uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64)
+		for _, x := range sh {
+			m0 = min(m0, mulAddMod61(a0, x, b0))
+			m1 = min(m1, mulAddMod61(a1, x, b1))
+			m2 = min(m2, mulAddMod61(a2, x, b2))
+			m3 = min(m3, mulAddMod61(a3, x, b3))
 		}
+		sig[i], sig[i+1], sig[i+2], sig[i+3] = m0, m1, m2, m3
+	}
+	for ; i < len(sig); i++ {
+		m := uint64(math.MaxUint64)
+		for _, x := range sh {
+			m = min(m, mulAddMod61(a[i], x, b[i]))
+		}
+		sig[i] = m
 	}
 	return sig, nil
 }
 
-// mulAddMod61 is (a*x + b) mod 2^61-1 for a, x, b below the prime.
+// mulAddMod61 is (a*x + b) mod 2^61-1 for a, x, b below the prime, with
+// one fold: a*x < 2^122, so hi < 2^58 and (lo & p) + (lo >> 61) +
+// (hi << 3) + b < 3*2^61 + 8 < 2^63; one fold leaves at most 2^61 + 2,
+// and one conditional subtraction makes it canonical.
 func mulAddMod61(a, x, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, x)
 	// a*x = hi*2^64 + lo; 2^64 = 8 (mod 2^61-1) since 2^61 = 1.
-	v := (lo & mersenne61) + (lo >> 61) + (hi << 3)
-	v = (v & mersenne61) + (v >> 61)
-	v += b
+	v := (lo & mersenne61) + (lo >> 61) + (hi << 3) + b
 	v = (v & mersenne61) + (v >> 61)
 	if v >= mersenne61 {
 		v -= mersenne61
