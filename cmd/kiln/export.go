@@ -143,29 +143,15 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 	pr := newExportProgress(e.stderr, isTerminal(e.stderr))
 	opt.Progress = pr.update
 
-	o := dataset.Output{Dir: dest.dir, W: e.stdout}
-	var tmp *os.File
-	if dest.file != "" {
-		// Write to a temp file and rename, so a half-written export never
-		// looks like a whole one.
-		if tmp, err = os.CreateTemp(filepath.Dir(dest.file), ".kiln-export-*"); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		defer os.Remove(tmp.Name())
-		o.W = tmp
-	}
-	sum, err := dataset.Build(ctx, st, camp.ID, o, opt)
+	var sum *dataset.Summary
+	err = writeDest(dest, e.stdout, func(w io.Writer) error {
+		var err error
+		sum, err = dataset.Build(ctx, st, camp.ID, dataset.Output{Dir: dest.dir, W: w}, opt)
+		return err
+	})
 	pr.finish()
 	if err != nil {
-		if tmp != nil {
-			tmp.Close()
-		}
-		return fmt.Errorf("export: %w", err)
-	}
-	if tmp != nil {
-		if err := closeAndRename(tmp, dest.file); err != nil {
-			return err
-		}
+		return err
 	}
 	printSummary(e.stderr, sum, dest)
 	return nil
@@ -221,30 +207,40 @@ func exportAll(ctx context.Context, st *runs.Store, camp runs.Campaign, dest exp
 	if dest.dir != "" {
 		return badInput("--all writes one stream of records: give -o a file or -")
 	}
-	w := e.stdout
-	var tmp *os.File
-	var err error
-	if dest.file != "" {
-		if tmp, err = os.CreateTemp(filepath.Dir(dest.file), ".kiln-export-*"); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		defer os.Remove(tmp.Name())
-		w = tmp
-	}
-	n, err := st.Export(ctx, camp.ID, w, runs.ExportOptions{All: true, Texts: texts, Transcripts: transcripts})
+	var n int
+	err := writeDest(dest, e.stdout, func(w io.Writer) error {
+		var err error
+		n, err = st.Export(ctx, camp.ID, w, runs.ExportOptions{All: true, Texts: texts, Transcripts: transcripts})
+		return err
+	})
 	if err != nil {
-		if tmp != nil {
-			tmp.Close()
-		}
-		return fmt.Errorf("export: %w", err)
-	}
-	if tmp != nil {
-		if err := closeAndRename(tmp, dest.file); err != nil {
-			return err
-		}
+		return err
 	}
 	fmt.Fprintf(e.stderr, "kiln: exported %d results of campaign %s (all, uncurated)\n", n, camp.ID)
 	return nil
+}
+
+// writeDest runs write on the export's stream: stdout, or for a file a
+// temporary file renamed into place once write succeeds, so that a
+// half-written export never looks like a whole one. A folder export
+// (dest.dir) writes its own files: write gets stdout, unused.
+func writeDest(dest exportDest, stdout io.Writer, write func(io.Writer) error) error {
+	if dest.file == "" {
+		if err := write(stdout); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest.file), ".kiln-export-*")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("export: %w", err)
+	}
+	return closeAndRename(tmp, dest.file)
 }
 
 func closeAndRename(f *os.File, path string) error {
