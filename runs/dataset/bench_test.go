@@ -201,4 +201,3 @@ func BenchmarkExport100k(b *testing.B) {
 		})
 	}
 }
-
