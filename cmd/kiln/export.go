@@ -140,6 +140,19 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 		}
 		return nil
 	}
+	// Every lane's benchmark set is a reference: a sample of any lane
+	// that duplicates a bench task is contaminated.
+	for _, name := range reg.Names() {
+		k, _ := reg.Get(name)
+		if k.Bench == nil {
+			continue
+		}
+		fsys, root, err := k.Bench()
+		if err != nil {
+			return fmt.Errorf("bench set of lane %s: %w", name, err)
+		}
+		opt.BenchSets = append(opt.BenchSets, dataset.BenchSet{Name: "bench:" + name, FS: fsys, Root: root})
+	}
 	pr := newExportProgress(e.stderr, isTerminal(e.stderr))
 	opt.Progress = pr.update
 

@@ -10,6 +10,7 @@
 //	kiln report RUN           per-category table of a campaign, and per round for refinement
 //	kiln refine RUN           refinement rounds on a finished campaign (--plan: show the next round)
 //	kiln export RUN           JSONL samples for fine-tuning
+//	kiln eval SPEC...         pass@k of each model on a fixed task set (benchmarks)
 //	kiln rescore RUN          judge stored answers again with the current verifiers
 //	kiln gc                   remove blobs no stored record refers to (--dry-run)
 //	kiln doctor               toolchains and sandbox layers found on this host
@@ -105,6 +106,7 @@ verbs:
   report RUN          per-category table, per-round refinement report (--json, --svg FILE)
   refine RUN          refinement rounds from a finished run (--rounds N, --categories a,b; --plan)
   export RUN          JSONL samples for fine-tuning (-o FILE, --all)
+  eval SPEC...        pass@k of each model on a fixed task set, no refinement (-o DIR, --samples N, --k 1,5)
   rescore RUN         judge stored answers again with the current verifiers
   gc                  remove blobs no record refers to (--dry-run, --min-age D, --json)
   doctor              toolchains, targets and sandbox layers found on this host (--json)
@@ -143,6 +145,7 @@ func run(ctx context.Context, args []string, e env) int {
 		"report":   cmdReport,
 		"refine":   cmdRefine,
 		"export":   cmdExport,
+		"eval":     cmdEval,
 		"rescore":  cmdRescore,
 		"gc":       cmdGC,
 		"doctor":   cmdDoctor,

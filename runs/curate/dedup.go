@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -149,14 +150,24 @@ func (r *Reference) LoadDir(dir string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("benchmark folder %s: not a folder", dir)
 	}
+	if err := r.LoadFS(os.DirFS(dir), ".", filepath.Base(dir)); err != nil {
+		return fmt.Errorf("benchmark folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+// LoadFS adds every text file under root in fsys, as LoadDir does, each
+// named name/<path inside root>. It is how a lane's embedded benchmark set
+// joins the references.
+func (r *Reference) LoadFS(fsys fs.FS, root, name string) error {
 	before := r.Files
-	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if e.IsDir() {
-			if p != dir && strings.HasPrefix(e.Name(), ".") {
-				return filepath.SkipDir
+			if p != root && strings.HasPrefix(e.Name(), ".") {
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -167,22 +178,25 @@ func (r *Reference) LoadDir(dir string) error {
 		if err != nil || info.Size() > MaxReferenceFile {
 			return err
 		}
-		b, err := os.ReadFile(p)
+		b, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return err
 		}
 		if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
 			return nil
 		}
-		rel, _ := filepath.Rel(dir, p)
-		r.Add(filepath.Join(filepath.Base(dir), rel), NormaliseFile(p, string(b)))
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		if root == "." {
+			rel = p
+		}
+		r.Add(path.Join(name, rel), NormaliseFile(p, string(b)))
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("benchmark folder %s: %w", dir, err)
+		return err
 	}
 	if r.Files == before {
-		return fmt.Errorf("benchmark folder %s: no text file of %d tokens or more", dir, MinReferenceTokens)
+		return fmt.Errorf("no text file of %d tokens or more", MinReferenceTokens)
 	}
 	return nil
 }

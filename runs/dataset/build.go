@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,6 +60,9 @@ type Options struct {
 	// problems, eval sets): samples whose task input or answer duplicates
 	// one, exactly or nearly, are contaminated.
 	Benchmarks []string
+	// BenchSets are embedded benchmark sets (a lane's kiln eval set),
+	// checked like Benchmarks.
+	BenchSets []BenchSet
 	// KeepContaminated exports contaminated samples (flagged in their
 	// records) instead of leaving them out.
 	KeepContaminated bool
@@ -172,6 +176,14 @@ type Bench struct {
 	Files  int    `json:"files"`
 }
 
+// BenchSet is an embedded benchmark set: the files under Root in FS,
+// reported as Name ("bench:cuda2hip").
+type BenchSet struct {
+	Name string
+	FS   fs.FS
+	Root string
+}
+
 // Settings are the curation settings an export used.
 type Settings struct {
 	Dedup            bool          `json:"dedup"`
@@ -254,6 +266,13 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 			return nil, err
 		}
 		sum.Benchmarks = append(sum.Benchmarks, Bench{Folder: dir, Files: ref.Files - before})
+	}
+	for _, b := range opt.BenchSets {
+		before := ref.Files
+		if err := ref.LoadFS(b.FS, b.Root, b.Name); err != nil {
+			return nil, fmt.Errorf("bench set %s: %w", b.Name, err)
+		}
+		sum.Benchmarks = append(sum.Benchmarks, Bench{Folder: b.Name, Files: ref.Files - before})
 	}
 	total := -1
 	if opt.Progress != nil {

@@ -32,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"slices"
 	"sort"
@@ -84,6 +85,11 @@ type Kit struct {
 	// means curate.Normalise (source code). Lanes whose answers are
 	// assembly give curate.NormaliseAsm.
 	Normalise func(answer string) []string
+	// Bench is the lane's embedded benchmark set, which `tasks.corpus:
+	// bench` runs (kiln eval): the files under root in fsys. kiln export
+	// checks campaign data of every lane against every lane's bench set
+	// for contamination. nil: the lane has no bench set.
+	Bench func() (fsys fs.FS, root string, err error)
 	// Verify is `kiln verify <lane>`; nil: the lane has no such verb.
 	Verify *VerifyCommand
 	// Commands are verbs of the lane's own, such as "bench compile".
@@ -131,8 +137,9 @@ type Host struct {
 // Tasks is the spec's tasks section as a lane reads it. The lane decides
 // which fields it accepts (a corpus lane refuses templates, and so on).
 type Tasks struct {
-	// Corpus is "builtin" (the lane's embedded corpus), a folder, or ""
-	// when Templates is used.
+	// Corpus is "builtin" (the lane's embedded corpus), "bench" (its
+	// benchmark set, Kit.Bench; lanes without one refuse it), a folder, or
+	// "" when Templates is used.
 	Corpus string
 	// Templates, when set, renders tasks from persona templates.
 	Templates *Templates

@@ -378,7 +378,7 @@ func (s *Spec) resolvePaths(opts Options) Errors {
 			*p = filepath.Join(s.Dir, *p)
 		}
 	}
-	if s.Tasks.Corpus != "builtin" {
+	if s.Tasks.Corpus != CorpusBuiltin && s.Tasks.Corpus != CorpusBench {
 		fix("tasks.corpus", &s.Tasks.Corpus)
 	}
 	if s.Tasks.Templates != nil && s.Tasks.Templates.Dir != "builtin" {

@@ -70,8 +70,10 @@ type Spec struct {
 // Tasks says where a campaign's tasks come from. Exactly one of Corpus and
 // Templates is used; with neither, Corpus defaults to "builtin".
 type Tasks struct {
-	// Corpus is "builtin" (the lane's embedded corpus) or a folder of task
-	// items, relative to the spec file's folder.
+	// Corpus is "builtin" (the lane's embedded corpus), "bench" (the
+	// lane's embedded benchmark set, for kiln eval; lanes without one
+	// refuse it) or a folder of task items, relative to the spec file's
+	// folder.
 	Corpus string `yaml:"corpus"`
 	// Templates renders tasks from persona templates, for template lanes.
 	Templates *Templates `yaml:"templates"`
@@ -97,6 +99,13 @@ type Templates struct {
 	// least one value.
 	Pools map[string][]string `yaml:"pools"`
 }
+
+// Reserved tasks.corpus values: the lane's embedded corpus and its
+// embedded benchmark set.
+const (
+	CorpusBuiltin = "builtin"
+	CorpusBench   = "bench"
+)
 
 // Model kinds.
 const (

@@ -125,8 +125,8 @@ func (v *validator) tasks(opts Options) {
 	case t.Templates != nil && t.Corpus != "":
 		v.add("tasks.templates", "cannot be used together with tasks.corpus")
 	case t.Templates == nil && t.Corpus == "":
-		v.add("tasks.corpus", "required (\"builtin\" or a folder), or give tasks.templates")
-	case t.Corpus != "" && t.Corpus != "builtin":
+		v.add("tasks.corpus", "required (\"builtin\", \"bench\" or a folder), or give tasks.templates")
+	case t.Corpus != "" && t.Corpus != CorpusBuiltin && t.Corpus != CorpusBench:
 		v.dir(opts, "tasks.corpus", t.Corpus)
 	}
 	if tp := t.Templates; tp != nil {
