@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"testing/fstest"
 )
 
 func TestItemKey(t *testing.T) {
@@ -278,5 +279,32 @@ func writeFile(t *testing.T, path, text string) {
 	}
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReferenceLoadFS: an embedded bench set (an fs.FS) loads like a
+// folder, its documents named by the set's name.
+func TestReferenceLoadFS(t *testing.T) {
+	h, _ := NewHasher(DefaultParams())
+	fsys := fstest.MapFS{
+		"programs/a/program.cu": {Data: []byte(kernelSource("scale", 30))},
+		"programs/.hidden/x.cu": {Data: []byte(kernelSource("hidden", 50))},
+		"other/b.cu":            {Data: []byte(kernelSource("outside", 40))},
+	}
+	r := NewReference(h)
+	if err := r.LoadFS(fsys, "programs", "bench:cuda2hip"); err != nil {
+		t.Fatal(err)
+	}
+	if r.Files != 1 {
+		t.Errorf("loaded %d files, want 1 (hidden folder and files outside root skipped)", r.Files)
+	}
+	if name, sim := r.Match(Normalise(kernelSource("renamed", 30))); name != "bench:cuda2hip/a/program.cu" || sim != 1 {
+		t.Errorf("leak: %q at %g", name, sim)
+	}
+	if name, _ := r.Match(Normalise(kernelSource("outside", 40))); name != "" {
+		t.Errorf("a file outside root matched: %s", name)
+	}
+	if err := NewReference(h).LoadFS(fstest.MapFS{"programs/tiny.cu": {Data: []byte("int x;")}}, "programs", "b"); err == nil {
+		t.Error("a bench set without a usable document loaded without error")
 	}
 }
