@@ -38,7 +38,7 @@ install() {
 	# lane's judge on the CPU (Debian's CPU build of PyTorch 1.13; a GPU host
 	# brings its own CUDA build).
 	local pkgs=(gcc g++ libc6-dev binutils make ca-certificates git procps util-linux
-		nvidia-cuda-toolkit hipcc libamdhip64-dev rocm-device-libs llvm-15 libhiprand-dev librocrand-dev
+		nvidia-cuda-toolkit hipcc libamdhip64-dev rocm-device-libs llvm-15 lld-15 libhiprand-dev librocrand-dev
 		bubblewrap python3-torch libtorch-dev pybind11-dev ninja-build)
 	local missing=()
 	for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

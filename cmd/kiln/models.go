@@ -13,6 +13,7 @@ import (
 	lcopenai "github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/kiln-dev/kiln/agent"
+	"github.com/kiln-dev/kiln/agent/hipify"
 	"github.com/kiln-dev/kiln/agent/langchain"
 	"github.com/kiln-dev/kiln/agent/ollama"
 	"github.com/kiln-dev/kiln/agent/openai"
@@ -50,6 +51,8 @@ func buildModel(ctx context.Context, m spec.Model, sp *spec.Spec, getenv func(st
 		base, err = ollama.New(cfg)
 	case spec.KindScript:
 		base, err = script.Load(m.Script, script.Config{Latency: m.Latency.D()})
+	case spec.KindHipify:
+		base = hipify.New(m.Name)
 	case spec.KindLangchain:
 		var llm llms.Model
 		llm, err = langchainLLM(ctx, m, key, hc)
@@ -62,7 +65,7 @@ func buildModel(ctx context.Context, m spec.Model, sp *spec.Spec, getenv func(st
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", m.Name, err)
 	}
-	if m.Kind == spec.KindScript {
+	if m.Kind == spec.KindScript || m.Kind == spec.KindHipify {
 		return base, nil // nothing transient to retry
 	}
 	pol := agent.RetryPolicy{MaxAttempts: sp.Retry.MaxAttempts, BaseDelay: sp.Retry.BaseDelay.D(), MaxDelay: sp.Retry.MaxDelay.D()}

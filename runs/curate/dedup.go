@@ -160,7 +160,7 @@ func (r *Reference) LoadDir(dir string) error {
 // named name/<path inside root>. It is how a lane's embedded benchmark set
 // joins the references.
 func (r *Reference) LoadFS(fsys fs.FS, root, name string) error {
-	before := r.Files
+	usable := 0 // documents long enough: a set loaded twice adds nothing new but is no error
 	err := fs.WalkDir(fsys, root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -189,13 +189,17 @@ func (r *Reference) LoadFS(fsys fs.FS, root, name string) error {
 		if root == "." {
 			rel = p
 		}
-		r.Add(path.Join(name, rel), NormaliseFile(p, string(b)))
+		tokens := NormaliseFile(p, string(b))
+		if len(tokens) >= MinReferenceTokens {
+			usable++
+		}
+		r.Add(path.Join(name, rel), tokens)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if r.Files == before {
+	if usable == 0 {
 		return fmt.Errorf("no text file of %d tokens or more", MinReferenceTokens)
 	}
 	return nil

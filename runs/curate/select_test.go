@@ -308,3 +308,19 @@ func TestReferenceLoadFS(t *testing.T) {
 		t.Error("a bench set without a usable document loaded without error")
 	}
 }
+
+// TestReferenceLoadFSTwice: two lanes sharing one bench set load it twice
+// without error; the second load adds nothing.
+func TestReferenceLoadFSTwice(t *testing.T) {
+	h, _ := NewHasher(DefaultParams())
+	fsys := fstest.MapFS{"programs/a/program.cu": {Data: []byte(kernelSource("scale", 30))}}
+	r := NewReference(h)
+	for _, name := range []string{"bench:cuda2hip", "bench:sass2rdna"} {
+		if err := r.LoadFS(fsys, "programs", name); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if r.Files != 1 {
+		t.Errorf("%d files after loading one set twice, want 1", r.Files)
+	}
+}

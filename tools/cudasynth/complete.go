@@ -17,7 +17,8 @@ var ErrNoGPU = errors.New("cuda-synth: no NVIDIA GPU on this host")
 
 var _ tools.Completer = (*Lane)(nil)
 
-// Complete finishes the run stage of prev, a verdict of this lane whose CPU
+// Complete finishes the run stage of prev, a verdict of this lane (of
+// Verify or VerifyTranslation: its stage order is kept) whose CPU
 // stages passed and whose run was skipped for want of a GPU: it runs the
 // executables kept with the verdict (cuda_binary, hip_nvidia_binary) in the
 // sandbox, after the kept GPU probe, and compares their outputs exactly as
@@ -43,9 +44,13 @@ func (l *Lane) Complete(ctx context.Context, item tools.Item, prev tools.Verdict
 			return tools.Verdict{}, fmt.Errorf("cuda-synth complete: the record keeps no %s artifact; rescore it where nvcc and hipcc are (plain `kiln rescore`)", name)
 		}
 	}
-	p := &pipeline{l: l, src: string(prev.Artifacts[ArtifactCUDASource]), start: time.Now(),
+	order := stageOrder
+	if slices.ContainsFunc(prev.Stages, func(s tools.Stage) bool { return s.Name == StageHIPSource }) {
+		order = translationOrder // a VerifyTranslation verdict
+	}
+	p := &pipeline{l: l, src: string(prev.Artifacts[ArtifactCUDASource]), start: time.Now(), order: order,
 		stages: map[string]stageResult{}, artifacts: maps.Clone(prev.Artifacts),
-		meas: maps.Clone(prev.Measurements), firstFail: len(stageOrder),
+		meas: maps.Clone(prev.Measurements), firstFail: len(order),
 		cudaBin: cudaBin, hipBin: hipBin, probeBin: prev.Artifacts[ArtifactGPUProbe]}
 	if p.meas == nil {
 		p.meas = map[string]float64{}

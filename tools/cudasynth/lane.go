@@ -29,7 +29,9 @@
 //	                      the embedded fatbin's data lines removed (host and
 //	                      device separated); it must define main
 //	hipify              hipify.Translate (in process); constructs it cannot
-//	                      translate fail the stage: translate_unsupported
+//	                      translate fail the stage: translate_unsupported.
+//	                      [Lane.VerifyTranslation] judges a given HIP source
+//	                      instead: stage hip-source records it in this slot
 //	hip-compile-amd     HIP_PLATFORM=amd hipcc -Os --offload-arch=gfx1100
 //	                      --rocm-device-lib-path=<derived> --cuda-device-only -S
 //	                      (RDNA3) and the same with --cuda-host-only -S (host)
@@ -131,11 +133,24 @@ const (
 	StageExtract = "extract"
 )
 
-// stageOrder is the verdict's order.
-var stageOrder = []string{StageCUDACompile, StagePTX, StageSASS, StageHostAsm, StageHipify,
-	StageHIPCompileAMD, StageRDNA3, StageHIPCompileNvidia, StageRun}
+// StageHIPSource takes StageHipify's place in a verdict of
+// VerifyTranslation: the HIP source was given, not translated.
+const StageHIPSource = "hip-source"
 
+// stageOrder is the verdict's order; translationOrder is that of
+// VerifyTranslation, with hip-source in hipify's slot.
+var (
+	stageOrder = []string{StageCUDACompile, StagePTX, StageSASS, StageHostAsm, StageHipify,
+		StageHIPCompileAMD, StageRDNA3, StageHIPCompileNvidia, StageRun}
+	translationOrder = []string{StageCUDACompile, StagePTX, StageSASS, StageHostAsm, StageHIPSource,
+		StageHIPCompileAMD, StageRDNA3, StageHIPCompileNvidia, StageRun}
+)
+
+// stageIndex is a stage's slot in either order.
 func stageIndex(name string) int {
+	if name == StageHIPSource {
+		name = StageHipify
+	}
 	for i, s := range stageOrder {
 		if s == name {
 			return i
@@ -380,17 +395,47 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 		src = item.Files[SourceFile]
 	}
 	if strings.TrimSpace(src) == "" {
-		v := tools.Verdict{Class: tools.ClassNoAnswer, Stage: StageExtract,
-			Stages:     []tools.Stage{{Name: StageExtract, Detail: "no CUDA program in the answer"}},
-			Diagnostic: "no CUDA program found: put the complete program (kernels and main) in one ```cuda fenced block"}
-		return v, nil
+		return noProgram("no CUDA program in the answer",
+			"no CUDA program found: put the complete program (kernels and main) in one ```cuda fenced block"), nil
 	}
+	return l.verify(ctx, newPipeline(l, src))
+}
+
+// VerifyTranslation judges hip, a given HIP translation of the CUDA
+// program cuda, with Verify's stages and hip-source (StageHIPSource) in
+// hipify's place: cuda is built and checked as Verify would (a failure
+// there is cuda's, not hip's: the caller says what it means), hip is built
+// for RDNA3 and for NVIDIA, its RDNA3 assembly must hold every kernel of
+// cuda's PTX (by name), and on a GPU host both programs run and their
+// outputs are compared. A pending run is completed by Complete, as for
+// Verify. The artifacts are Verify's, hip_source being hip itself. A blank
+// hip is no_answer (stage extract); a blank cuda is an error wrapping
+// tools.ErrBadItem.
+func (l *Lane) VerifyTranslation(ctx context.Context, cuda, hip string) (tools.Verdict, error) {
+	if strings.TrimSpace(cuda) == "" {
+		return tools.Verdict{}, fmt.Errorf("cuda-synth verify translation: %w: no CUDA program", tools.ErrBadItem)
+	}
+	if strings.TrimSpace(hip) == "" {
+		return noProgram("no HIP program given", "no HIP program found: give the complete HIP program (kernels and main)"), nil
+	}
+	p := newPipeline(l, cuda)
+	p.hip, p.order = []byte(hip), translationOrder
+	return l.verify(ctx, p)
+}
+
+// noProgram is the no_answer verdict of a blank source.
+func noProgram(detail, diagnostic string) tools.Verdict {
+	return tools.Verdict{Class: tools.ClassNoAnswer, Stage: StageExtract,
+		Stages: []tools.Stage{{Name: StageExtract, Detail: detail}}, Diagnostic: diagnostic}
+}
+
+// verify runs p once the toolchains are known to be there.
+func (l *Lane) verify(ctx context.Context, p *pipeline) (tools.Verdict, error) {
 	for _, tool := range []string{toolchain.NVCC, toolchain.CUObjdump, toolchain.HIPCC} {
 		if _, ok := l.cfg.Toolchains.Get(tool); !ok {
 			return tools.Verdict{}, fmt.Errorf("cuda-synth verify: %w", l.cfg.Toolchains.Require(tool))
 		}
 	}
-	p := newPipeline(l, src)
 	if err := p.run(ctx); err != nil {
 		return tools.Verdict{}, fmt.Errorf("cuda-synth verify: %w", err)
 	}

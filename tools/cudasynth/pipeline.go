@@ -36,6 +36,10 @@ type pipeline struct {
 	l     *Lane
 	src   string
 	start time.Time
+	// hip is the given HIP translation (VerifyTranslation); nil: hipify
+	// translates src. order is the verdict's stage order.
+	hip   []byte
+	order []string
 
 	mu        sync.Mutex
 	stages    map[string]stageResult
@@ -53,7 +57,7 @@ type pipeline struct {
 }
 
 func newPipeline(l *Lane, src string) *pipeline {
-	p := &pipeline{l: l, src: src, start: time.Now(), stages: map[string]stageResult{},
+	p := &pipeline{l: l, src: src, start: time.Now(), order: stageOrder, stages: map[string]stageResult{},
 		artifacts: map[string][]byte{ArtifactCUDASource: []byte(src)}, meas: map[string]float64{},
 		firstFail: len(stageOrder)}
 	if l.cfg.Classify != nil {
@@ -115,7 +119,7 @@ func (p *pipeline) measure(name string, v float64) {
 func (p *pipeline) failed() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.firstFail < len(stageOrder)
+	return p.firstFail < len(p.order)
 }
 
 // canceledByUs tells a compile canceled because an earlier stage failed
@@ -268,10 +272,15 @@ func (p *pipeline) sassStage(ctx context.Context, res *jobResult) error {
 	return nil
 }
 
-// hipChain: hipify, then hip-compile-amd (device and host) and
-// hip-compile-nvidia in parallel.
+// hipChain: hipify (or the given HIP source), then hip-compile-amd
+// (device and host) and hip-compile-nvidia in parallel.
 func (p *pipeline) hipChain(ctx context.Context) error {
-	hip, ok := p.translateHIP()
+	hip, ok := p.hip, true
+	if hip == nil {
+		hip, ok = p.translateHIP()
+	} else {
+		p.givenHIP()
+	}
 	if !ok {
 		return nil
 	}
@@ -314,6 +323,13 @@ func (p *pipeline) translateHIP() ([]byte, bool) {
 	}
 	p.record(StageHipify, stageResult{ok: true, dur: dur, detail: fmt.Sprintf("%d replacements", tr.Replacements)})
 	return []byte(tr.HIP), true
+}
+
+// givenHIP records the hip-source stage of a given HIP translation.
+func (p *pipeline) givenHIP() {
+	p.artifact(ArtifactHIPSource, p.hip)
+	p.record(StageHIPSource, stageResult{ok: true,
+		detail: fmt.Sprintf("HIP source given: %d lines", strings.Count(string(p.hip), "\n"))})
 }
 
 // hipJobs are the compiles of the HIP source: the AMD device and host
@@ -603,7 +619,7 @@ func (p *pipeline) verdict() tools.Verdict {
 	defer p.mu.Unlock()
 	v := tools.Verdict{Measurements: p.meas, Artifacts: p.artifacts, Pass: true}
 	var pending []string
-	for _, name := range stageOrder {
+	for _, name := range p.order {
 		r, ok := p.stages[name]
 		if !ok {
 			continue
@@ -619,10 +635,10 @@ func (p *pipeline) verdict() tools.Verdict {
 			break
 		}
 	}
-	if v.Pass && len(v.Stages) < len(stageOrder) {
+	if v.Pass && len(v.Stages) < len(p.order) {
 		// Cannot happen unless a stage was lost: never pass silently.
 		v.Pass, v.Class = false, tools.ClassInternal
-		v.Diagnostic = fmt.Sprintf("only %d of %d stages ran", len(v.Stages), len(stageOrder))
+		v.Diagnostic = fmt.Sprintf("only %d of %d stages ran", len(v.Stages), len(p.order))
 	}
 	if v.Pass && len(pending) > 0 {
 		v.Diagnostic = "CPU stages passed; pending: " + strings.Join(pending, ", ") + " (" + p.stages[pending[0]].detail + ")"

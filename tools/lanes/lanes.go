@@ -5,8 +5,11 @@ package lanes
 
 import (
 	"github.com/kiln-dev/kiln/tools/c2x86"
+	"github.com/kiln-dev/kiln/tools/cuda2hip"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 	"github.com/kiln-dev/kiln/tools/kit"
+	"github.com/kiln-dev/kiln/tools/ptx2cuda"
+	"github.com/kiln-dev/kiln/tools/sass2rdna"
 	"github.com/kiln-dev/kiln/tools/torch2cuda"
 )
 
@@ -14,7 +17,10 @@ import (
 func Kits() []kit.Kit {
 	return []kit.Kit{
 		c2x86.Kit(),
+		cuda2hip.Kit(),
 		cudasynth.Kit(),
+		ptx2cuda.Kit(),
+		sass2rdna.Kit(),
 		torch2cuda.Kit(),
 	}
 }

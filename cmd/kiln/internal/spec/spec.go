@@ -113,6 +113,7 @@ const (
 	KindOllama    = "ollama"    // Ollama's native API
 	KindLangchain = "langchain" // other providers through langchaingo
 	KindScript    = "script"    // replays answers from a JSONL file (tests, benchmarks)
+	KindHipify    = "hipify"    // the rule-based CUDA->HIP translator as a baseline model (no server)
 )
 
 // Tool-calling modes.
@@ -126,7 +127,7 @@ const (
 const DefaultOllamaURL = "http://127.0.0.1:11434"
 
 // Kinds returns the accepted models[].kind values.
-func Kinds() []string { return []string{KindOpenAI, KindOllama, KindLangchain, KindScript} }
+func Kinds() []string { return []string{KindOpenAI, KindOllama, KindLangchain, KindScript, KindHipify} }
 
 // ToolModes returns the accepted models[].tools values.
 func ToolModes() []string { return []string{ToolsNative, ToolsText, ToolsNone} }
@@ -143,13 +144,18 @@ type Model struct {
 	// Name identifies the endpoint within the campaign; required, unique,
 	// [A-Za-z0-9._-]+.
 	Name string `yaml:"name"`
-	// Kind is openai, ollama, langchain or script; required.
+	// Kind is openai, ollama, langchain, script or hipify; required.
+	// hipify answers with the rule-based translation of the CUDA program
+	// in the prompt (agent/hipify): it takes no base_url, model, api key,
+	// provider, script, latency or Ollama field, calls no tools (tools
+	// defaults to none for it) and uses no tokens.
 	Kind string `yaml:"kind"`
 	// BaseURL is the server's http or https URL; required for openai,
-	// default DefaultOllamaURL for ollama, optional for langchain.
+	// default DefaultOllamaURL for ollama, optional for langchain; not
+	// for script or hipify.
 	BaseURL string `yaml:"base_url"`
 	// Model is the model name the server knows; required except for
-	// script.
+	// script and hipify (which refuses it).
 	Model string `yaml:"model"`
 	// APIKeyEnv names the environment variable holding the API key
 	// (main reads it); never the key itself.
@@ -163,7 +169,8 @@ type Model struct {
 	// Concurrency is the per-endpoint limit of calls in flight (default 4;
 	// 1 for ollama; >= 1).
 	Concurrency int `yaml:"concurrency"`
-	// Tools is native, text or none (default native).
+	// Tools is native, text or none (default native; none for hipify,
+	// which accepts nothing else).
 	Tools string `yaml:"tools"`
 	// Timeout bounds one call (default 10m, > 0).
 	Timeout Duration `yaml:"timeout"`
@@ -348,7 +355,11 @@ func (s *Spec) defaults(isSet func(path string) bool) {
 			defInt(p+".num_ctx", &m.NumCtx, 8192)
 		}
 		defInt(p+".concurrency", &m.Concurrency, conc)
-		def(p+".tools", m.Tools == "", func() { m.Tools = ToolsNative })
+		tools := ToolsNative
+		if m.Kind == KindHipify {
+			tools = ToolsNone // it calls no tools
+		}
+		def(p+".tools", m.Tools == "", func() { m.Tools = tools })
 		defDur(p+".timeout", &m.Timeout, 10*time.Minute)
 	}
 

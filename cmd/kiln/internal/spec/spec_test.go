@@ -153,7 +153,7 @@ sampling:
   bogus: 1
 `, []string{
 			`campaign.yaml:2: lane: unknown lane "c2x68" (did you mean "c2x86"? known: c2x86, cuda-synth)`,
-			`campaign.yaml:5: models[0].kind: unknown kind "opnai" (did you mean "openai"? known: openai, ollama, langchain, script)`,
+			`campaign.yaml:5: models[0].kind: unknown kind "opnai" (did you mean "openai"? known: openai, ollama, langchain, script, hipify)`,
 			`campaign.yaml:8: sampling.temprature: unknown field (did you mean "temperature"?)`,
 			`campaign.yaml:9: sampling.bogus: unknown field`,
 		}},
@@ -308,6 +308,31 @@ models:
 			"campaign.yaml:25: models[4].script: required for kind script",
 			"campaign.yaml:27: models[4].base_url: not used by kind script",
 		}},
+		{"kind hipify takes no server fields", `name: demo
+lane: c2x86
+models:
+  - name: baseline
+    kind: hipify
+    base_url: http://h/v1
+    model: m
+    api_key_env: KEY
+    script: s.jsonl
+    provider: openai
+    latency: 1s
+    num_ctx: 10
+    think: true
+    tools: native
+`, []string{
+			"campaign.yaml:6: models[0].base_url: not used by kind hipify",
+			"campaign.yaml:7: models[0].model: not used by kind hipify",
+			"campaign.yaml:8: models[0].api_key_env: not used by kind hipify",
+			"campaign.yaml:9: models[0].script: only used by kind script",
+			"campaign.yaml:10: models[0].provider: only used by kind langchain",
+			"campaign.yaml:11: models[0].latency: only used by kind script",
+			"campaign.yaml:12: models[0].num_ctx: only used by kind ollama",
+			"campaign.yaml:13: models[0].think: not used by kind hipify",
+			"campaign.yaml:14: models[0].tools: kind hipify calls no tools: leave it out or set none",
+		}},
 		{"tasks: corpus and templates, empty pool, names", `name: Demo Campaign
 lane: cuda-synth
 tasks:
@@ -428,6 +453,26 @@ func TestDefaults(t *testing.T) {
 	s, err = Parse([]byte(minimal+"tasks: {seed: 0}\nagent: {repair_turns: 0}\n"), "c.yaml", Options{})
 	if err != nil || s.Tasks.Seed != 0 || s.Agent.RepairTurns != 0 || s.Agent.MaxToolCalls != 8 {
 		t.Errorf("explicit zeros = %+v %+v, %v", s.Tasks, s.Agent, err)
+	}
+}
+
+// TestHipifyKind: a hipify model needs nothing but a name and the kind;
+// it calls no tools by default.
+func TestHipifyKind(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte("name: b\nlane: c2x86\nmodels:\n  - {name: baseline, kind: hipify}\n  - {name: llm, kind: openai, base_url: \"http://127.0.0.1:8000/v1\", model: m}\n"), "c.yaml", lanes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, o := s.Models[0], s.Models[1]
+	if h.Kind != KindHipify || h.Tools != ToolsNone || h.Concurrency != 4 || h.Timeout.D() != 10*time.Minute || h.Model != "" || h.BaseURL != "" {
+		t.Errorf("hipify model %+v", h)
+	}
+	if o.Tools != ToolsNative {
+		t.Errorf("the other model's tools: %q", o.Tools)
+	}
+	if _, err := Parse([]byte("name: b\nlane: c2x86\nmodels:\n  - {name: baseline, kind: hipify, tools: none, concurrency: 2, timeout: 1m}\n"), "c.yaml", lanes); err != nil {
+		t.Errorf("tools: none, concurrency and timeout: %v", err)
 	}
 }
 

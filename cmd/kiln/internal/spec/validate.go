@@ -262,8 +262,21 @@ func (v *validator) models(opts Options) {
 					v.add(p+".script", "not a regular file: %s", m.Script)
 				}
 			}
+		case KindHipify:
+			// A translator in process: nothing to reach, no model to name.
+			for _, f := range []struct {
+				field   string
+				present bool
+			}{{"base_url", m.BaseURL != ""}, {"model", m.Model != ""}, {"api_key_env", m.APIKeyEnv != ""}, {"think", m.Think != nil}} {
+				if f.present {
+					v.add(p+"."+f.field, "not used by kind hipify")
+				}
+			}
+			if m.Tools != "" && m.Tools != ToolsNone {
+				v.add(p+".tools", "kind hipify calls no tools: leave it out or set none")
+			}
 		}
-		if m.Kind != KindScript {
+		if m.Kind != KindScript && m.Kind != KindHipify {
 			need("model", m.Model)
 		}
 		only("provider", m.Provider != "", KindLangchain)

@@ -1,0 +1,204 @@
+package ptx2cuda
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/kit"
+	"github.com/kiln-dev/kiln/tools/ptx2cuda/rollptx"
+)
+
+// rollCommand is `kiln ptx roll --file F.ptx`: Rolled-PTX on stdout.
+func rollCommand() kit.Command {
+	return kit.Command{Verb: "ptx roll", Summary: "print the Rolled-PTX of a PTX file (--file F.ptx)",
+		Flags: func(fs *flag.FlagSet) func(context.Context, kit.Host, io.Writer, io.Writer) error {
+			file := fs.String("file", "", "the PTX file (required)")
+			return func(_ context.Context, _ kit.Host, stdout, _ io.Writer) error {
+				b, err := readFlagFile("--file", *file)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(stdout, rollptx.Roll(string(b)))
+				return err
+			}
+		}}
+}
+
+// unrollCommand is `kiln ptx unroll --file F.rptx`: plain PTX on stdout.
+func unrollCommand() kit.Command {
+	return kit.Command{Verb: "ptx unroll", Summary: "expand a Rolled-PTX file back into PTX (--file F.rptx)",
+		Flags: func(fs *flag.FlagSet) func(context.Context, kit.Host, io.Writer, io.Writer) error {
+			file := fs.String("file", "", "the Rolled-PTX file (required)")
+			return func(_ context.Context, _ kit.Host, stdout, _ io.Writer) error {
+				b, err := readFlagFile("--file", *file)
+				if err != nil {
+					return err
+				}
+				out, err := rollptx.Unroll(string(b))
+				if err != nil {
+					return kit.BadInput("%s: %v", *file, err)
+				}
+				_, err = io.WriteString(stdout, out)
+				return err
+			}
+		}}
+}
+
+// prepareCommand is `kiln ptx prepare --dir DIR`: the PTX of every item
+// variant of a corpus folder, written beside its kernel.cu.
+func prepareCommand() kit.Command {
+	return kit.Command{Verb: "ptx prepare", Summary: "compile a ptx2cuda corpus folder's kernels to <variant>.ptx (--dir DIR [--check])",
+		Flags: func(fs *flag.FlagSet) func(context.Context, kit.Host, io.Writer, io.Writer) error {
+			dir := fs.String("dir", "", "the corpus folder: one folder per item with kernel.cu and meta.json (required)")
+			check := fs.Bool("check", false, "also build every task's reference harness")
+			return func(ctx context.Context, h kit.Host, stdout, stderr io.Writer) error {
+				if *dir == "" {
+					return kit.BadInput("--dir is required")
+				}
+				items, err := LoadCorpus(os.DirFS(*dir), ".", *dir, false)
+				if err != nil {
+					return kit.UsageError{Err: err}
+				}
+				tl, err := open(ctx, h, sandboxes.Limits{})
+				if err != nil {
+					return err
+				}
+				l := tl.(*Lane)
+				for _, it := range items {
+					ptx, err := l.PreparePTX(ctx, it)
+					if err != nil {
+						return err
+					}
+					for _, v := range it.Meta.Variants {
+						p := filepath.Join(*dir, it.ID, v.Name+".ptx")
+						old, _ := os.ReadFile(p)
+						state := "unchanged"
+						if !bytes.Equal(old, []byte(ptx[v.Name])) {
+							if err := os.WriteFile(p, []byte(ptx[v.Name]), 0o644); err != nil {
+								return err
+							}
+							state = "written"
+						}
+						fmt.Fprintf(stdout, "%s: %d lines, %s\n", p, strings.Count(ptx[v.Name], "\n"), state)
+					}
+					if *check {
+						it.PTX = ptx
+						if err := l.CheckReference(ctx, it); err != nil {
+							return err
+						}
+						fmt.Fprintf(stderr, "%s: every variant's reference builds\n", it.ID)
+					}
+				}
+				return nil
+			}
+		}}
+}
+
+// readFlagFile reads a file a flag names; errors are the user's.
+func readFlagFile(flagName, path string) ([]byte, error) {
+	if path == "" {
+		return nil, kit.BadInput("%s is required", flagName)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, kit.BadInput("%s: %v", flagName, err)
+	}
+	return b, nil
+}
+
+// PreparePTX compiles every variant of it to PTX in the sandbox (nvcc -ptx
+// -arch=compute_90 with the variant's flags; cached), by variant name.
+// A kernel that does not compile is an error naming the item and variant.
+func (l *Lane) PreparePTX(ctx context.Context, it Item) (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range it.Meta.Variants {
+		res, err := l.compile(ctx, l.ptxJob(it.Kernel, v.Flags))
+		if err != nil {
+			return nil, fmt.Errorf("ptx2cuda prepare %s: %w", TaskID(it.ID, v.Name), err)
+		}
+		ptx, ok := res.e.Files[FilePTX]
+		if !res.ok() || !ok {
+			return nil, fmt.Errorf("ptx2cuda prepare %s: %w: %s", TaskID(it.ID, v.Name), tools.ErrBadItem,
+				failureText(res, compilerDiagnostic(string(res.e.Stderr), l.cfg.DiagnosticLines)))
+		}
+		if !strings.Contains(string(ptx), ".entry") {
+			return nil, fmt.Errorf("ptx2cuda prepare %s: %w: the PTX has no .entry", TaskID(it.ID, v.Name), tools.ErrBadItem)
+		}
+		out[v.Name] = string(ptx)
+	}
+	return out, nil
+}
+
+// CheckReference builds every variant's reference harness (the compile a
+// task's Verify makes of kernel.cu).
+func (l *Lane) CheckReference(ctx context.Context, it Item) error {
+	for _, v := range it.Meta.Variants {
+		h, err := it.Harness(v.Name)
+		if err != nil {
+			return fmt.Errorf("ptx2cuda check %s: %w: %w", it.ID, tools.ErrBadItem, err)
+		}
+		res, err := l.compile(ctx, l.buildJob(h, it.Kernel))
+		if err != nil {
+			return fmt.Errorf("ptx2cuda check %s: %w", TaskID(it.ID, v.Name), err)
+		}
+		if !res.ok() {
+			return fmt.Errorf("ptx2cuda check %s: %w: the reference does not build: %s", TaskID(it.ID, v.Name), tools.ErrBadItem,
+				failureText(res, compilerDiagnostic(string(res.e.Stderr), l.cfg.DiagnosticLines)))
+		}
+	}
+	return nil
+}
+
+// ItemFromDir builds the task of one variant of a corpus item folder
+// (kernel.cu and meta.json; no PTX needed): what `kiln verify ptx2cuda`
+// verifies against. variant "" takes the first.
+func ItemFromDir(dir, variant string) (tools.Item, error) {
+	dir = filepath.Clean(dir)
+	it, err := loadItem(os.DirFS(filepath.Dir(dir)), filepath.Base(dir), filepath.Base(dir), filepath.Dir(dir), false)
+	if err != nil {
+		return tools.Item{}, err
+	}
+	if variant == "" {
+		variant = it.Meta.Variants[0].Name
+	}
+	h, err := it.Harness(variant)
+	if err != nil {
+		return tools.Item{}, &CorpusError{Path: filepath.Join(dir, MetaFile), Err: err}
+	}
+	spec, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return tools.Item{}, err
+	}
+	return tools.Item{Lane: LaneName, Files: map[string]string{FileKernel: it.Kernel, FileHarness: string(spec) + "\n"},
+		Meta: map[string]string{"item": it.ID, "variant": variant, "kernel": h.Kernel}}, nil
+}
+
+// verifyFlags are kiln verify ptx2cuda's flags.
+func verifyFlags(fs *flag.FlagSet) func() (tools.Item, string, error) {
+	dir := fs.String("item", "", "the corpus item folder (kernel.cu and meta.json) (required)")
+	variant := fs.String("variant", "", "the variant (default: the item's first)")
+	answer := fs.String("answer", "", "the decompiled kernel (.cu, or a model reply with a fenced block) (required)")
+	return func() (tools.Item, string, error) {
+		if *dir == "" || *answer == "" {
+			return tools.Item{}, "", kit.BadInput("--item and --answer are required")
+		}
+		item, err := ItemFromDir(*dir, *variant)
+		if err != nil {
+			return tools.Item{}, "", kit.BadInput("--item: %v", err)
+		}
+		b, err := readFlagFile("--answer", *answer)
+		if err != nil {
+			return tools.Item{}, "", err
+		}
+		return item, string(b), nil
+	}
+}

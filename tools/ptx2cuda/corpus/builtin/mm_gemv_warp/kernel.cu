@@ -1,0 +1,23 @@
+// y = A * x for a rows x cols row-major matrix: one warp per row, lanes
+// stride over the columns, and the warp adds its lanes with __shfl_xor_sync.
+#ifndef WARPS
+#define WARPS 4
+#endif
+
+__global__ void __launch_bounds__(WARPS * 32) gemv_warp(const float* __restrict__ A, const float* __restrict__ x,
+                                                        float* __restrict__ y, int rows, int cols)
+{
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * WARPS + (threadIdx.x >> 5);
+    if (row >= rows)
+        return;
+    const float* a = A + (size_t)row * cols;
+    float acc = 0.0f;
+    for (int c = lane; c < cols; c += 32)
+        acc += a[c] * x[c];
+#pragma unroll
+    for (int mask = 16; mask > 0; mask >>= 1)
+        acc += __shfl_xor_sync(0xffffffffu, acc, mask);
+    if (lane == 0)
+        y[row] = acc;
+}

@@ -1,0 +1,401 @@
+// Package ptx2cuda is the PTX -> CUDA decompilation lane (PtxDec): a task
+// is the PTX of one CUDA kernel that kiln compiled itself (a corpus kernel
+// in one of its compiler-made variants: knobs such as the block size,
+// unroll factors and tile sizes, NVVM -O levels, fast math), shown to the
+// model as Rolled-PTX (package rollptx) with the kernel's launch
+// configuration and parameter shapes; the answer is the CUDA source of the
+// kernel. It is judged the way PtxDec's evaluation does (section IV-A):
+// the answer is compiled into the same generated harness as the original
+// kernel, both run on the same inputs, and every output tensor must agree
+// within a normalised absolute error of 1e-3.
+//
+// # Tasks
+//
+// A task's files are kernel.cu (the reference kernel, never shown to the
+// model), kernel.ptx (the variant's raw PTX, as nvcc 11.8 prints it with
+// -ptx -arch=compute_90 and the variant's flags) and harness.json (the
+// resolved [HarnessSpec]: signature, buffer roles, element counts and
+// fills, grid, block, dynamic shared bytes, nvcc flags). Corpora are
+// folders of items (see [Meta]); their PTX is committed, made by
+// `kiln ptx prepare --dir DIR` ([Lane.PreparePTX]).
+//
+// # Stages
+//
+// In this order (the names are fixed; refinement keys on them):
+//
+//	extract   the answer: a ```cuda block with a __global__ function (blank:
+//	            no_answer)
+//	check     static checks: a __global__ function with the task's kernel name
+//	            (compile_error otherwise), and no embedded PTX: inline asm of
+//	            more than two instructions, PTX directives (.entry, .version,
+//	            ...) in the source, module loading (cuModuleLoadData, NVRTC),
+//	            or an #include of the task's files (embedded_ptx)
+//	compile   nvcc -gencode arch=compute_90,code=sm_90 <variant flags> of the
+//	            generated harness including the answer as kernel.cu, in the
+//	            sandbox (compile_error; a kernel whose parameter types differ
+//	            from the original's does not compile, since the harness takes
+//	            its address as a function pointer of the original signature).
+//	            The reference kernel is built the same way alongside; if it
+//	            does not build, Verify returns an error wrapping
+//	            tools.ErrBadItem (the task is bad, not the answer).
+//	run       GPU hosts only: the reference and the answer executables run
+//	            in one sandbox box, each writing its output buffers; a crash,
+//	            a CUDA error (exit 1), a timeout or a limit fails the answer
+//	            (crash, timeout, resource_limit). A reference that fails is
+//	            an error wrapping tools.ErrBadItem.
+//	compare   GPU hosts only: every out and inout buffer compared
+//	            ([CompareOutputs]): NAE <= Config.Threshold (1e-3) for
+//	            floating buffers, exact equality for integer ones, and no
+//	            input modified (wrong_output otherwise). The answer's mean
+//	            kernel time over the reference's is the latency ratio.
+//
+// Without a GPU, run and compare are recorded Skipped: the verdict is
+// pending, keeps both executables and a GPU probe, and [Lane.Complete]
+// finishes it on a GPU host (`kiln rescore --pending`) without a compiler.
+//
+// # Metrics
+//
+// PtxDec's functional metrics are stage pass rates over attempts:
+// compile rate = attempts whose compile stage passed; runtime-correct rate
+// = attempts whose run stage passed (both programs ran without error);
+// I/O-correct rate = attempts whose compare stage passed (= passing
+// verdicts). Measurements: compile_ms and reference_compile_ms (the
+// original compile's time when cached), kernel_ms_answer,
+// kernel_ms_reference, latency_ratio (answer / reference: the scheduling
+// consistency figure), nae_max (over the buffers; 1e308 stands for an
+// infinite NAE), run_ms, verify_ms (complete_ms when completed elsewhere).
+//
+// # Failure classes
+//
+// no_answer, embedded_ptx, compile_error, crash, timeout, resource_limit,
+// wrong_output.
+package ptx2cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"github.com/kiln-dev/kiln/tools"
+)
+
+// LaneName is the lane's name in specs and records.
+const LaneName = "ptx2cuda"
+
+// cacheVersion changes when a compile job's meaning changes.
+const cacheVersion = "ptx2cuda-v1"
+
+// Stage names.
+const (
+	StageExtract = "extract"
+	StageCheck   = "check"
+	StageCompile = "compile"
+	StageRun     = "run"
+	StageCompare = "compare"
+)
+
+// stageOrder is the verdict's order.
+var stageOrder = []string{StageExtract, StageCheck, StageCompile, StageRun, StageCompare}
+
+// ClassEmbeddedPTX is an answer that carries PTX instead of decompiling
+// it (inline asm, PTX text, module loading, the task's files included).
+const ClassEmbeddedPTX tools.FailureClass = "embedded_ptx"
+
+// Artifact names.
+const (
+	ArtifactAnswer    = "answer_source"
+	ArtifactHarness   = "harness_source"
+	ArtifactAnswerBin = "answer_binary"
+	ArtifactRefBin    = "reference_binary"
+	ArtifactGPUProbe  = "gpu_probe_binary"
+	// ArtifactSpec is the task's harness.json, kept with a pending verdict
+	// so that Complete needs nothing else.
+	ArtifactSpec = "harness_spec"
+)
+
+// DefaultThreshold is PtxDec's NAE threshold.
+const DefaultThreshold = 1e-3
+
+// Config configures a Lane.
+type Config struct {
+	// Sandbox runs every compile and program. Required; its
+	// ReadOnlyPaths must include Toolchains.SandboxPaths().
+	Sandbox *sandboxes.Runner
+	// Toolchains says where nvcc is, its version (part of every cache
+	// key) and whether a GPU is present. Required.
+	Toolchains *toolchain.Registry
+	// Cache keeps compile outputs; nil makes one from CacheDir and
+	// MemoryCacheBytes.
+	Cache            *toolchain.Cache
+	CacheDir         string
+	MemoryCacheBytes int64
+	// Parallel bounds concurrent compiles. Default the number of CPUs.
+	Parallel int
+	// GPUSlots bounds concurrent runs on the GPU. Default 1.
+	GPUSlots int
+	// SM is the target architecture. Default sm_90 (the PTX is made for
+	// compute_90).
+	SM string
+	// Threshold is the NAE a floating output may reach. Default 1e-3.
+	Threshold float64
+	// Reps is the number of timed launches. Default DefaultReps.
+	Reps int
+	// BuildLimits bound compiles; RunLimits bound the programs (no
+	// address-space limit whatever is set: CUDA needs it off).
+	BuildLimits sandboxes.Limits
+	RunLimits   sandboxes.Limits
+	// DiagnosticLines bounds a diagnostic. Default 12.
+	DiagnosticLines int
+	Logger          *slog.Logger
+}
+
+// DefaultBuildLimits bound nvcc.
+func DefaultBuildLimits() sandboxes.Limits {
+	return sandboxes.Limits{Wall: 180 * time.Second, CPU: 180 * time.Second, Memory: sandboxes.NoLimit,
+		RSS: 4 << 30, Procs: 256, FileSize: 256 << 20, OpenFiles: 1024, Output: 1 << 20}
+}
+
+// DefaultRunLimits bound the harness programs: CPU above Wall so a spin
+// reads as a timeout; RSS bounds host memory.
+func DefaultRunLimits() sandboxes.Limits {
+	return sandboxes.Limits{Wall: 60 * time.Second, CPU: 120 * time.Second, Memory: sandboxes.NoLimit,
+		RSS: 16 << 30, Procs: 256, FileSize: 1 << 30, OpenFiles: 1024, Output: 1 << 20}
+}
+
+func (c Config) withDefaults() Config {
+	if c.Parallel == 0 {
+		c.Parallel = runtime.NumCPU()
+	}
+	if c.GPUSlots == 0 {
+		c.GPUSlots = 1
+	}
+	if c.SM == "" {
+		c.SM = toolchain.TargetSM90
+	}
+	if c.Threshold == 0 {
+		c.Threshold = DefaultThreshold
+	}
+	if c.Reps == 0 {
+		c.Reps = DefaultReps
+	}
+	c.BuildLimits = c.BuildLimits.WithDefaults(DefaultBuildLimits())
+	c.RunLimits = c.RunLimits.WithDefaults(DefaultRunLimits())
+	c.RunLimits.Memory = sandboxes.NoLimit
+	if c.DiagnosticLines == 0 {
+		c.DiagnosticLines = 12
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports whether c is usable.
+func (c Config) Validate() error {
+	switch {
+	case c.Sandbox == nil:
+		return errors.New("ptx2cuda config: sandbox runner is required")
+	case c.Toolchains == nil:
+		return errors.New("ptx2cuda config: toolchain registry is required")
+	case c.CacheDir != "" && !filepath.IsAbs(c.CacheDir):
+		return fmt.Errorf("ptx2cuda config: cache dir %q is not absolute", c.CacheDir)
+	case c.Parallel < 0 || c.GPUSlots < 0 || c.DiagnosticLines < 0 || c.MemoryCacheBytes < 0 || c.Reps < 0:
+		return errors.New("ptx2cuda config: negative size")
+	case c.Threshold < 0 || math.IsNaN(c.Threshold):
+		return errors.New("ptx2cuda config: negative threshold")
+	case c.SM != "" && (!strings.HasPrefix(c.SM, "sm_") || len(c.SM) < 5):
+		return fmt.Errorf("ptx2cuda config: bad target %q", c.SM)
+	}
+	return nil
+}
+
+// Lane is the ptx2cuda verifier. It is safe for concurrent use.
+type Lane struct {
+	cfg      Config
+	log      *slog.Logger
+	cache    *toolchain.Cache
+	compiles *semaphore.Weighted
+	gpu      *semaphore.Weighted
+
+	gpuMu sync.Mutex
+	gpuOK bool // the GPU probe passed in the sandbox
+}
+
+var (
+	_ tools.Lane      = (*Lane)(nil)
+	_ tools.Completer = (*Lane)(nil)
+)
+
+// New returns a lane.
+func New(cfg Config) (*Lane, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cache := cfg.Cache
+	if cache == nil {
+		var err error
+		cache, err = toolchain.NewCache(toolchain.CacheConfig{Dir: cfg.CacheDir, MemoryBytes: cfg.MemoryCacheBytes, Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("ptx2cuda: %w", err)
+		}
+	}
+	return &Lane{cfg: cfg, log: cfg.Logger, cache: cache,
+		compiles: semaphore.NewWeighted(int64(cfg.Parallel)), gpu: semaphore.NewWeighted(int64(cfg.GPUSlots))}, nil
+}
+
+// Name is "ptx2cuda".
+func (l *Lane) Name() string { return LaneName }
+
+// Extract returns the CUDA kernel source in a model's final message.
+func (l *Lane) Extract(text string) (string, bool) { return ExtractKernel(text) }
+
+// Cache returns the lane's compile cache.
+func (l *Lane) Cache() *toolchain.Cache { return l.cache }
+
+// stageResult is one stage's outcome.
+type stageResult struct {
+	name        string
+	ok, skipped bool
+	class       tools.FailureClass
+	detail      string
+	dur         time.Duration
+	diffs       []TensorDiff // compare's buffers
+}
+
+// verdictBuilder collects a verdict's stages, measurements and artifacts.
+type verdictBuilder struct {
+	start     time.Time
+	stages    []stageResult
+	meas      map[string]float64
+	artifacts map[string][]byte
+	suspicion []string
+}
+
+func newVerdict() *verdictBuilder {
+	return &verdictBuilder{start: time.Now(), meas: map[string]float64{}, artifacts: map[string][]byte{}}
+}
+
+func (b *verdictBuilder) add(r stageResult) { b.stages = append(b.stages, r) }
+
+// verdict assembles the verdict: stages in order up to the first failure.
+func (b *verdictBuilder) verdict(key string) tools.Verdict {
+	v := tools.Verdict{Pass: true, Measurements: b.meas, Artifacts: b.artifacts, Suspicion: b.suspicion}
+	var pending []string
+	for _, r := range b.stages {
+		v.Stages = append(v.Stages, tools.Stage{Name: r.name, OK: r.ok, Skipped: r.skipped, Detail: r.detail, Duration: r.dur})
+		v.Stage = r.name
+		if r.skipped {
+			pending = append(pending, r.name)
+			continue
+		}
+		if !r.ok {
+			v.Pass, v.Class, v.Diagnostic = false, r.class, r.detail
+			break
+		}
+	}
+	if v.Pass && len(v.Stages) < len(stageOrder) {
+		v.Pass, v.Class = false, tools.ClassInternal
+		v.Diagnostic = fmt.Sprintf("only %d of %d stages ran", len(v.Stages), len(stageOrder))
+	}
+	if v.Pass && len(pending) > 0 {
+		v.Diagnostic = "compiled; pending: " + strings.Join(pending, ", ") + " (no GPU on this host)"
+		v.Measurements["pending_stages"] = float64(len(pending))
+	}
+	v.Measurements[key] = ms(time.Since(b.start))
+	return v
+}
+
+// Verify judges answer (a CUDA kernel source) against item (a task: its
+// files kernel.cu and harness.json).
+func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tools.Verdict, error) {
+	h, ref, err := taskOf(item)
+	if err != nil {
+		return tools.Verdict{}, err
+	}
+	b := newVerdict()
+	if strings.TrimSpace(answer) == "" {
+		b.add(stageResult{name: StageExtract, class: tools.ClassNoAnswer,
+			detail: "no CUDA kernel found: answer with the kernel's source in one ```cuda fenced block"})
+		return b.verdict("verify_ms"), nil
+	}
+	b.add(stageResult{name: StageExtract, ok: true, detail: fmt.Sprintf("%d lines", strings.Count(answer, "\n")+1)})
+	b.artifacts[ArtifactAnswer] = []byte(answer)
+	start := time.Now()
+	if class, why := CheckAnswer(answer, h.Kernel); class != tools.ClassNone {
+		if class == ClassEmbeddedPTX {
+			b.suspicion = append(b.suspicion, why)
+		}
+		b.add(stageResult{name: StageCheck, class: class, detail: why, dur: time.Since(start)})
+		return b.verdict("verify_ms"), nil
+	}
+	b.add(stageResult{name: StageCheck, ok: true, detail: "defines __global__ " + h.Kernel + "; no embedded PTX", dur: time.Since(start)})
+	if err := l.cfg.Toolchains.Require(toolchain.NVCC); err != nil {
+		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
+	}
+
+	var ans, refRes *jobResult
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { ans, err = l.compile(gctx, l.buildJob(h, answer)); return err })
+	g.Go(func() (err error) { refRes, err = l.compile(gctx, l.buildJob(h, ref)); return err })
+	if err := g.Wait(); err != nil {
+		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
+	}
+	if !refRes.ok() {
+		diag := failureText(refRes, compilerDiagnostic(string(refRes.e.Stderr), l.cfg.DiagnosticLines))
+		if refRes.exited() {
+			return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w: the reference kernel does not build: %s", tools.ErrBadItem, diag)
+		}
+		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: the reference build did not finish: %s", diag)
+	}
+	b.meas["reference_compile_ms"] = ms(refRes.e.Wall)
+	b.meas["compile_ms"] = ms(ans.e.Wall)
+	if !ans.ok() {
+		diag := failureText(ans, compilerDiagnostic(string(ans.e.Stderr), l.cfg.DiagnosticLines))
+		if strings.Contains(string(ans.e.Stderr), "cannot be used to initialize an entity of type \"void (*)") {
+			diag += "\nthe kernel's parameter types must be exactly: " + h.Signature()
+		}
+		b.add(stageResult{name: StageCompile, class: ans.class(tools.ClassCompileError), detail: diag, dur: ans.wall})
+		return b.verdict("verify_ms"), nil
+	}
+	ansBin, refBin := ans.e.Files[exeFile], refRes.e.Files[exeFile]
+	if len(ansBin) == 0 || len(refBin) == 0 {
+		return tools.Verdict{}, errors.New("ptx2cuda verify: nvcc left no executable")
+	}
+	b.add(stageResult{name: StageCompile, ok: true, dur: ans.wall,
+		detail: fmt.Sprintf("nvcc %s %s: executable %d KiB%s", l.cfg.SM, strings.Join(h.Flags, " "), len(ansBin)>>10, ans.cachedNote())})
+	b.artifacts[ArtifactHarness] = []byte(GenerateHarness(h, l.cfg.Reps))
+	if err := l.runStages(ctx, b, h, ansBin, refBin, nil); err != nil {
+		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
+	}
+	return b.verdict("verify_ms"), nil
+}
+
+// taskOf reads a task's harness spec and reference kernel.
+func taskOf(item tools.Item) (HarnessSpec, string, error) {
+	raw, ok := item.Files[FileHarness]
+	if !ok {
+		return HarnessSpec{}, "", fmt.Errorf("ptx2cuda: %w: the task has no %s", tools.ErrBadItem, FileHarness)
+	}
+	h, err := ParseHarness([]byte(raw))
+	if err != nil {
+		return HarnessSpec{}, "", fmt.Errorf("ptx2cuda: %w: %w", tools.ErrBadItem, err)
+	}
+	ref := item.Files[FileKernel]
+	if strings.TrimSpace(ref) == "" {
+		return HarnessSpec{}, "", fmt.Errorf("ptx2cuda: %w: the task has no %s", tools.ErrBadItem, FileKernel)
+	}
+	return h, ref, nil
+}

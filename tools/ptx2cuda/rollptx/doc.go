@@ -1,0 +1,113 @@
+// Package rollptx converts PTX to Rolled-PTX and back.
+//
+// Rolled-PTX is the loop-rerolled form of PTX from PtxDec (section III-D): a
+// straight-line run of instructions that repeats with operands varying
+// affinely (the signature of a `#pragma unroll` loop) is folded into a `for`
+// statement. [Roll] folds, [Unroll] expands, and Unroll(Roll(x)) == x byte for
+// byte for every plain PTX text x (see "Round trip" below).
+//
+// # Format
+//
+// A loop is a header line followed by its body:
+//
+//	<W>for.size.N v in range(start, limit, step):
+//	<W>\t<body line 1>
+//	...
+//	<W>\t<body line N>
+//
+// W is the indentation of the folded statements (a tab in nvcc output); every
+// body line is indented by one more tab. N counts the body lines, the lines of
+// nested loops included, so a reader knows where a body ends without looking
+// at the indentation (Unroll checks both). v is a variable, [a-z][a-z0-9_]*;
+// range is Python's: v takes start, start+step, ... while below limit (above
+// it for a negative step). Roll always writes range(0, K, 1) with K >= 2
+// iterations, names the variable of the innermost loops i and the enclosing
+// ones j, k, l, ...
+//
+// Inside a body an operand that varies with the iteration is a VarExpr: a
+// signed integer followed by one term per loop variable, in parentheses:
+// (882+i*8), (-64+i*16), (3+i*4+j*32), (100-i*2). Where it stands:
+//
+//	%f(882+i*8)          register: the prefix %f then the number 882+8i
+//	(16+i*16)            immediate operand
+//	[%rd38+(-64+i*16)]   address offset: printed as PTX does, [%rd38+-64],
+//	                     [%rd38+16], and [%rd38] when it is 0
+//	{%f(1+i*4), %f(2+i*4)}  vector groups are registers like any other
+//
+// Statements that can be folded contain no parentheses, so inside a body every
+// "(" starts a VarExpr, and "+(" after an address base is an offset. (PtxDec's
+// printed register form, %f(%(882+i*8), is an OCR artefact; this package uses
+// %f(882+i*8).) Lines outside loops are plain PTX, copied unchanged.
+//
+// Example: PtxDec's Figure 8, a copy loop nvcc unrolled 8 times,
+//
+//	$L__BB1_11:
+//		ld.local.v4.f32 	{%f882, %f883, %f884, %f885}, [%rd37];
+//		st.global.f32 	[%rd38+-64], %f882;
+//		st.global.f32 	[%rd38+-60], %f883;
+//		st.global.f32 	[%rd38+-56], %f884;
+//		st.global.f32 	[%rd38+-52], %f885;
+//		ld.local.v4.f32 	{%f886, %f887, %f888, %f889}, [%rd37+16];
+//		st.global.f32 	[%rd38+-48], %f886;
+//		... (8 iterations)
+//		add.s64 	%rd38, %rd38, 128;
+//
+// rolls to
+//
+//	$L__BB1_11:
+//		for.size.5 i in range(0, 8, 1):
+//			ld.local.v4.f32 	{%f(882+i*4), %f(883+i*4), %f(884+i*4), %f(885+i*4)}, [%rd37+(0+i*16)];
+//			st.global.f32 	[%rd38+(-64+i*16)], %f(882+i*4);
+//			st.global.f32 	[%rd38+(-60+i*16)], %f(883+i*4);
+//			st.global.f32 	[%rd38+(-56+i*16)], %f(884+i*4);
+//			st.global.f32 	[%rd38+(-52+i*16)], %f(885+i*4);
+//		add.s64 	%rd38, %rd38, 128;
+//
+// Nested loops come from rolling the rolled text again: a run of loops whose
+// numbers move with an outer iteration becomes
+//
+//	for.size.3 j in range(0, 4, 1):
+//		for.size.2 i in range(0, 8, 1):
+//			ld.global.f32 	%f(1+i*2+j*16), [%rd4+(0+i*4+j*128)];
+//			st.shared.f32 	[%r3+(0+i*4+j*64)], %f(1+i*2+j*16);
+//
+// # What folds
+//
+// Only instruction lines fold: a line whose text after its leading white space
+// starts with a lowercase letter or a guard (@%p1, @!%p1), ends with ";", holds no
+// comment and no parentheses. Labels, directives (.reg, .param, ...), comments,
+// braces, blank lines, multi-line call sequences and the control transfers
+// (bra, brx, ret, exit, trap, call) are never folded and split the text into
+// runs (straight-line code, a basic block at most); a run also ends where the
+// indentation changes. Within a run, two statements correspond when they are
+// equal except for numbers in three places: register numbers (%r12), decimal
+// immediates (-1, 32) and address offsets ([%rd4+16], [%rd4] counting as
+// offset 0). A number folds only if it is written the way this package would
+// print it (no leading zeros, no "+0"), which makes the round trip exact. A
+// repeat of a body of N statements K >= 2 times folds when every number moves
+// by the same step from one iteration to the next; numbers that do not move
+// stay literal. A fold is made only when it is shorter than the statements
+// it replaces.
+//
+// Per run, Roll chooses its folds by dynamic programming over the run (bodies
+// of at most [MaxBody] statements): the set of folds that makes the run
+// shortest. It then rolls its own output again, so that repeated loops fold
+// into nested ones (at most [MaxDepth] levels). Because the shortest flat
+// choice can hide a nest (one loop over a whole 3-D unrolled block instead of
+// rows that nest), each run is rolled twice, once choosing the shortest text
+// per pass and once folding at each position the nearest repeat that pays
+// (PtxDec's order, innermost loops first), and the shorter result is kept.
+// Of equally short results, the second strategy prefers loops that start
+// early; a loop may still start mid-iteration (a rotation of the source
+// loop's body) when that is shorter.
+//
+// # Round trip
+//
+// Unroll(Roll(x)) == x for every x in which no line, after its leading white
+// space, begins with "for" followed by ".", a blank, ":", "(" or the line's
+// end (for is not a PTX opcode; Unroll reads such a line as a loop header).
+// Roll returns such an x unchanged. Unroll rejects
+// malformed Rolled-PTX with a [*LineError] that names the line and wraps one of
+// [ErrBadHeader], [ErrShortBody], [ErrUnknownVar], [ErrBadRange], [ErrBadExpr]
+// or [ErrTooLarge].
+package rollptx

@@ -1,0 +1,421 @@
+package rollptx
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// checkRoll rolls in, compares with want and checks the round trip.
+func checkRoll(t *testing.T, in, want string) {
+	t.Helper()
+	got, st := RollStats(in)
+	if got != want {
+		t.Errorf("Roll:\n%s\nwant:\n%s", got, want)
+	}
+	back, err := Unroll(got)
+	if err != nil {
+		t.Fatalf("Unroll: %v", err)
+	}
+	if back != in {
+		t.Errorf("round trip differs:\n%s\nwant:\n%s", back, in)
+	}
+	if st.OutBytes != len(got) || st.InBytes != len(in) {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// figure8 is the unrolled copy loop of PtxDec's Figure 8 with 8 iterations.
+func figure8() string {
+	var b strings.Builder
+	b.WriteString("$L__BB1_11:\n")
+	for i := range 8 {
+		f := 882 + 4*i
+		fmt.Fprintf(&b, "\tld.local.v4.f32 \t{%%f%d, %%f%d, %%f%d, %%f%d}, [%%rd37+%d];\n", f, f+1, f+2, f+3, 16*i)
+		for k := range 4 {
+			fmt.Fprintf(&b, "\tst.global.f32 \t[%%rd38+%d], %%f%d;\n", -64+16*i+4*k, f+k)
+		}
+	}
+	b.WriteString("\tadd.s64 \t%rd38, %rd38, 128;\n\tadd.s64 \t%rd37, %rd37, 128;\n" +
+		"\tadd.s32 \t%r134, %r134, 1;\n\tsetp.ne.s32 \t%p6, %r134, 32;\n\t@%p6 bra \t$L__BB1_11;\n")
+	// nvcc writes offset 0 as nothing: [%rd37], not [%rd37+0]
+	return strings.ReplaceAll(b.String(), "+0]", "]")
+}
+
+func TestRollFigure8(t *testing.T) {
+	t.Parallel()
+	want := "$L__BB1_11:\n" +
+		"\tfor.size.5 i in range(0, 8, 1):\n" +
+		"\t\tld.local.v4.f32 \t{%f(882+i*4), %f(883+i*4), %f(884+i*4), %f(885+i*4)}, [%rd37+(0+i*16)];\n" +
+		"\t\tst.global.f32 \t[%rd38+(-64+i*16)], %f(882+i*4);\n" +
+		"\t\tst.global.f32 \t[%rd38+(-60+i*16)], %f(883+i*4);\n" +
+		"\t\tst.global.f32 \t[%rd38+(-56+i*16)], %f(884+i*4);\n" +
+		"\t\tst.global.f32 \t[%rd38+(-52+i*16)], %f(885+i*4);\n" +
+		"\tadd.s64 \t%rd38, %rd38, 128;\n\tadd.s64 \t%rd37, %rd37, 128;\n" +
+		"\tadd.s32 \t%r134, %r134, 1;\n\tsetp.ne.s32 \t%p6, %r134, 32;\n\t@%p6 bra \t$L__BB1_11;\n"
+	checkRoll(t, figure8(), want)
+}
+
+// TestRollDotProduct is nvcc's unrolled 16-step dot product (matmul tile):
+// the first iteration reads the accumulator %f62 and the last writes it, so
+// 14 iterations fold. The loop starts at the fma of iteration 1 rather than at
+// its first load: that rotation is one byte shorter (the loads left outside
+// hold +64 and +4 instead of +960 and +60).
+func TestRollDotProduct(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	in.WriteString("\tbar.sync \t0;\n")
+	acc := 62
+	for i := range 16 {
+		a, b, c := 12+3*i, 13+3*i, 14+3*i
+		if i == 0 {
+			fmt.Fprintf(&in, "\tld.shared.f32 \t%%f%d, [%%r9];\n\tld.shared.f32 \t%%f%d, [%%r8];\n", a, b)
+		} else {
+			fmt.Fprintf(&in, "\tld.shared.f32 \t%%f%d, [%%r9+%d];\n\tld.shared.f32 \t%%f%d, [%%r8+%d];\n", a, 64*i, b, 4*i)
+		}
+		if i == 15 {
+			c = 62
+		}
+		fmt.Fprintf(&in, "\tfma.rn.f32 \t%%f%d, %%f%d, %%f%d, %%f%d;\n", c, b, a, acc)
+		acc = c
+	}
+	in.WriteString("\tbar.sync \t0;\n")
+	want := "\tbar.sync \t0;\n" +
+		"\tld.shared.f32 \t%f12, [%r9];\n" +
+		"\tld.shared.f32 \t%f13, [%r8];\n" +
+		"\tfma.rn.f32 \t%f14, %f13, %f12, %f62;\n" +
+		"\tld.shared.f32 \t%f15, [%r9+64];\n" +
+		"\tld.shared.f32 \t%f16, [%r8+4];\n" +
+		"\tfor.size.3 i in range(0, 14, 1):\n" +
+		"\t\tfma.rn.f32 \t%f(17+i*3), %f(16+i*3), %f(15+i*3), %f(14+i*3);\n" +
+		"\t\tld.shared.f32 \t%f(18+i*3), [%r9+(128+i*64)];\n" +
+		"\t\tld.shared.f32 \t%f(19+i*3), [%r8+(8+i*4)];\n" +
+		"\tfma.rn.f32 \t%f62, %f58, %f57, %f56;\n" +
+		"\tbar.sync \t0;\n"
+	checkRoll(t, in.String(), want)
+}
+
+// TestRollNested: rows of an unrolled 2-D copy whose offsets jump between
+// rows fold into loops, and the loops into a loop over j.
+func TestRollNested(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	for j := range 4 {
+		for i := range 8 {
+			fmt.Fprintf(&in, "\tld.global.f32 \t%%f%d, [%%rd4+%d];\n", 1+2*i+16*j, 4*i+128*j)
+			fmt.Fprintf(&in, "\tst.shared.f32 \t[%%r3+%d], %%f%d;\n", 4*i+64*j, 1+2*i+16*j)
+		}
+	}
+	// [%rd4+0] is written [%rd4] by nvcc: offset 0 prints as nothing.
+	s := strings.ReplaceAll(in.String(), "+0]", "]")
+	want := "\tfor.size.3 j in range(0, 4, 1):\n" +
+		"\t\tfor.size.2 i in range(0, 8, 1):\n" +
+		"\t\t\tld.global.f32 \t%f(1+i*2+j*16), [%rd4+(0+i*4+j*128)];\n" +
+		"\t\t\tst.shared.f32 \t[%r3+(0+i*4+j*64)], %f(1+i*2+j*16);\n"
+	checkRoll(t, s, want)
+	_, st := RollStats(s)
+	if st.Loops != 2 || st.MaxDepth != 2 || st.OutStatements != 4 || st.InStatements != 64 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestRollThreeLevels: a 3-deep unrolled nest gives i, j and k.
+func TestRollThreeLevels(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	for k := range 3 {
+		for j := range 3 {
+			for i := range 4 {
+				fmt.Fprintf(&in, "\tst.global.u32 \t[%%rd%d+%d], %%r%d;\n", 7+k, 4*i+100*j, 10+i+7*j+50*k)
+			}
+		}
+	}
+	want := "\tfor.size.3 k in range(0, 3, 1):\n" +
+		"\t\tfor.size.2 j in range(0, 3, 1):\n" +
+		"\t\t\tfor.size.1 i in range(0, 4, 1):\n" +
+		"\t\t\t\tst.global.u32 \t[%rd(7+k*1)+(0+i*4+j*100)], %r(10+i*1+j*7+k*50);\n"
+	checkRoll(t, strings.ReplaceAll(in.String(), "+0]", "]"), want)
+}
+
+func TestRollImmediatesAndNegativeSteps(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&in, "\tshfl.sync.down.b32 \t%%r%d|%%p%d, %%r%d, %d, 31, -1;\n", 100-2*i, 1+i, 99-2*i, 16>>0-3*i)
+		fmt.Fprintf(&in, "\tadd.s32 \t%%r%d, %%r%d, %d;\n", 98-2*i, 100-2*i, -5+i)
+	}
+	want := "\tfor.size.2 i in range(0, 6, 1):\n" +
+		"\t\tshfl.sync.down.b32 \t%r(100-i*2)|%p(1+i*1), %r(99-i*2), (16-i*3), 31, -1;\n" +
+		"\t\tadd.s32 \t%r(98-i*2), %r(100-i*2), (-5+i*1);\n"
+	checkRoll(t, in.String(), want)
+}
+
+func TestRollLeavesAlone(t *testing.T) {
+	t.Parallel()
+	for name, in := range map[string]string{
+		"empty":      "",
+		"no newline": "\tadd.s32 \t%r1, %r1, 1;\n\tadd.s32 \t%r2, %r2, 1;\n\tadd.s32 \t%r3, %r3, 1;",
+		// two short repeats: a loop would be longer
+		"not shorter": "\tmov.u32 \t%r1, 0;\n\tmov.u32 \t%r2, 0;\n",
+		// labels, comments, directives, braces and branches split runs
+		"separators": "\tadd.s32 \t%r1, %r1, 1;\n$L__BB0_1:\n\tadd.s32 \t%r2, %r2, 1;\n" +
+			"\t// c\n\tadd.s32 \t%r3, %r3, 1;\n\t.reg .b32 %r<4>;\n\tadd.s32 \t%r4, %r4, 1;\n" +
+			"\t{\n\tadd.s32 \t%r5, %r5, 1;\n\t}\n\tadd.s32 \t%r6, %r6, 1;\n\tbra.uni \t$L__BB0_1;\n" +
+			"\tadd.s32 \t%r7, %r7, 1;\n\n\tadd.s32 \t%r8, %r8, 1;\n",
+		// branches are never folded, even when they repeat
+		"branches": strings.Repeat("\t@%p1 bra \t$L__BB0_1;\n", 10),
+		// the numbers do not move by equal steps
+		"not affine": "\tld.const.u32 \t%r1, [k+4];\n\tld.const.u32 \t%r2, [k+8];\n\tld.const.u32 \t%r3, [k+16];\n\tld.const.u32 \t%r4, [k+32];\n",
+		// indentation changes
+		"indentation": "\tadd.s32 \t%r1, %r1, 1;\n  add.s32 \t%r2, %r2, 1;\n\tadd.s32 \t%r3, %r3, 1;\n  add.s32 \t%r4, %r4, 1;\n",
+		// numbers not written canonically stay literal and do not match
+		"non-canonical": "\tld.u32 \t%r1, [%rd1+00];\n\tld.u32 \t%r2, [%rd1+01];\n\tld.u32 \t%r3, [%rd1+02];\n\tld.u32 \t%r4, [%rd1+03];\n",
+		// a line Unroll would read as a loop header
+		"header-like": "\tfor.size.1 i in range(0, 2, 1):\n" + strings.Repeat("\tst.u32 \t[%rd1], %r1;\n", 20),
+	} {
+		if got := Roll(in); got != in {
+			t.Errorf("%s: Roll changed the text:\n%s", name, got)
+		}
+	}
+}
+
+// TestRollCRLF: lines with "\r" are not statements and are kept as they are.
+func TestRollCRLF(t *testing.T) {
+	t.Parallel()
+	in := strings.Repeat("\tst.global.f32 \t[%rd1], %f1;\r\n", 10)
+	if got := Roll(in); got != in {
+		t.Errorf("Roll changed CRLF text:\n%q", got)
+	}
+}
+
+func TestRollFoldsWhenUniform(t *testing.T) {
+	t.Parallel()
+	// Same text with two-space indentation folds with that indentation.
+	in := strings.ReplaceAll(figure8(), "\t", "  ")
+	got := Roll(in)
+	if !strings.Contains(got, "  for.size.5 i in range(0, 8, 1):\n  \tld.local") {
+		t.Errorf("Roll:\n%s", got)
+	}
+	if back, err := Unroll(got); err != nil || back != in {
+		t.Errorf("round trip: %v", err)
+	}
+}
+
+func TestUnrollRanges(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"\tfor.size.1 i in range(2, 10, 3):\n\t\tmov.u32 \t%r(1+i*10), (i*0+i*1);\nx\n", ""},
+		{"\tfor.size.1 i in range(2, 10, 3):\n\t\tmov.u32 \t%r(1+i*10), (0+i*1);\nx\n",
+			"\tmov.u32 \t%r21, 2;\n\tmov.u32 \t%r51, 5;\n\tmov.u32 \t%r81, 8;\nx\n"},
+		{"for.size.1 i in range(3, 0, -1):\n\tld.u8 \t%rs(0+i*1), [a+(-2+i*1)];\n",
+			"ld.u8 \t%rs3, [a+1];\nld.u8 \t%rs2, [a];\nld.u8 \t%rs1, [a+-1];\n"},
+		{"\tfor.size.2 j in range(0, 2, 1):\n\t\tfor.size.1 i in range(0, 2, 1):\n\t\t\tst.u32 \t[%rd1+(0+i*4+j*8)], %r(1-i*1+j*5);\n",
+			"\tst.u32 \t[%rd1], %r1;\n\tst.u32 \t[%rd1+4], %r0;\n\tst.u32 \t[%rd1+8], %r6;\n\tst.u32 \t[%rd1+12], %r5;\n"},
+		// outside loops parentheses are plain text
+		{"\tcall.uni (retval0), f, (param0);\n", "\tcall.uni (retval0), f, (param0);\n"},
+		{"no newline at the end", "no newline at the end"},
+	} {
+		got, err := Unroll(c.in)
+		if c.want == "" {
+			if err == nil {
+				t.Errorf("Unroll(%q) = %q, want an error", c.in, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("Unroll(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestUnrollErrors(t *testing.T) {
+	t.Parallel()
+	body := "\t\tmov.u32 \t%r(1+i*1), 0;\n"
+	for _, c := range []struct {
+		in   string
+		line int
+		err  error
+	}{
+		{"a\n\tfor.size.x i in range(0, 2, 1):\n" + body, 2, ErrBadHeader},
+		{"\tfor.size.0 i in range(0, 2, 1):\n" + body, 1, ErrBadHeader},
+		{"\tfor.size.1 I in range(0, 2, 1):\n" + body, 1, ErrBadHeader},
+		{"\tfor.size.1 i in range(0, 2, 1)\n" + body, 1, ErrBadHeader},
+		{"\tfor i in range(0, 2, 1):\n" + body, 1, ErrBadHeader},
+		{"\tfor.size.1 i of range(0, 2, 1):\n" + body, 1, ErrBadHeader},
+		{"\tfor.size.2 i in range(0, 2, 1):\n\t\tfor.size.1 i in range(0, 2, 1):\n\t" + body, 2, ErrBadHeader},
+		{"\tfor.size.2 i in range(0, 2, 1):\n" + body, 1, ErrShortBody},
+		{"\tfor.size.2 i in range(0, 2, 1):\n" + body + "\tnext;\n", 1, ErrShortBody},
+		{"\tfor.size.1 i in range(0, 2, 1):\n\t\tmov.u32 \t%r(1+i*1), 0;", 2, ErrShortBody},
+		{"x\ny\n\tfor.size.1 i in range(0, 2, 1):\n\t\tmov.u32 \t%r(1+j*1), 0;\n", 4, ErrUnknownVar},
+		{"\tfor.size.2 j in range(0, 2, 1):\n\t\tfor.size.1 i in range(0, 2, 1):\n\t\t\tadd \t%r(1+k*2);\n", 3, ErrUnknownVar},
+		{"\tfor.size.1 i in range(0, 2, 0):\n" + body, 1, ErrBadRange},
+		{"\tfor.size.1 i in range(5, 2, 1):\n" + body, 1, ErrBadRange},
+		{"\tfor.size.1 i in range(0, 2):\n" + body, 1, ErrBadRange},
+		{"\tfor.size.1 i in range(0, n, 1):\n" + body, 1, ErrBadRange},
+		{"\tfor.size.1 i in range(0, 2, 1):\n\t\tmov.u32 \t%r(1+i), 0;\n", 2, ErrBadExpr},
+		{"\tfor.size.1 i in range(0, 2, 1):\n\t\tmov.u32 \t%r(1+i*1, 0;\n", 2, ErrBadExpr},
+		{"\tfor.size.1 i in range(0, 2, 1):\n\t\tmov.u32 \t%r1), 0;\n", 2, ErrBadExpr},
+		{"\tfor.size.1 i in range(0, 2, 1):\n\t\tmov.u32 \t%r(0-i*1), 0;\n", 2, ErrBadExpr},
+		{"\tfor.size.1 i in range(0, 999999999999999999, 1):\n" + body, 1, ErrTooLarge},
+		{"\tfor.size.1 i in range(0, 20, 1):\n\t\tadd \t(999999999999999999+i*999999999999999999);\n", 2, ErrBadExpr},
+	} {
+		_, err := Unroll(c.in)
+		var le *LineError
+		if !errors.As(err, &le) || le.Line != c.line || !errors.Is(err, c.err) {
+			t.Errorf("Unroll(%q): %v; want line %d, %v", c.in, err, c.line, c.err)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), fmt.Sprintf("rollptx: line %d: ", c.line)) {
+			t.Errorf("error text %q", err)
+		}
+	}
+}
+
+// randomBlock makes a random straight-line PTX run holding unrolled loops,
+// nested ones included, with random noise between them.
+func randomBlock(rng *rand.Rand) string {
+	var b strings.Builder
+	ops := []string{"add.s32", "ld.shared.f32", "st.global.f32", "fma.rn.f32", "mov.u32"}
+	for range 1 + rng.IntN(4) {
+		switch rng.IntN(3) {
+		case 0: // noise
+			fmt.Fprintf(&b, "\t%s \t%%r%d, %%r%d, %d;\n", ops[rng.IntN(len(ops))], rng.IntN(50), rng.IntN(50), rng.IntN(9)-4)
+		case 1: // label
+			fmt.Fprintf(&b, "$L__BB0_%d:\n", rng.IntN(9))
+		default: // a nest of up to 3 levels
+			levels := 1 + rng.IntN(3)
+			counts := make([]int, levels)
+			for l := range counts {
+				counts[l] = 2 + rng.IntN(5)
+			}
+			n := 1 + rng.IntN(4)
+			type opnd struct{ base, stride []int }
+			body := make([][3]opnd, n)
+			for s := range body {
+				for o := range 3 {
+					body[s][o].base = []int{rng.IntN(100) - 20}
+					for range levels {
+						body[s][o].stride = append(body[s][o].stride, rng.IntN(9)-3)
+					}
+				}
+			}
+			var walk func(l int, idx []int)
+			walk = func(l int, idx []int) {
+				if l < 0 {
+					for s, st := range body {
+						v := [3]int{}
+						for o := range 3 {
+							v[o] = st[o].base[0]
+							for k, i := range idx {
+								v[o] += st[o].stride[k] * i
+							}
+						}
+						reg := max(v[0], 0)
+						switch s % 3 {
+						case 0:
+							fmt.Fprintf(&b, "\tld.global.f32 \t%%f%d, [%%rd%d+%d];\n", reg, max(v[1], 0), v[2])
+						case 1:
+							fmt.Fprintf(&b, "\tadd.s32 \t%%r%d, %%r%d, %d;\n", reg, max(v[1], 0), v[2])
+						default:
+							fmt.Fprintf(&b, "\tst.shared.v2.f32 \t[%%r%d], {%%f%d, %%f%d};\n", reg, max(v[1], 0), max(v[2], 0))
+						}
+					}
+					return
+				}
+				for i := range counts[l] {
+					walk(l-1, append(idx, i))
+				}
+			}
+			walk(levels-1, nil)
+		}
+	}
+	return strings.ReplaceAll(b.String(), "+0]", "]")
+}
+
+func TestRoundTripRandom(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	folded, deep := 0, 0
+	for range 2000 {
+		in := randomBlock(rng)
+		out, st := RollStats(in)
+		back, err := Unroll(out)
+		if err != nil || back != in {
+			t.Fatalf("round trip failed (%v):\n%s\nrolled:\n%s", err, in, out)
+		}
+		if st.Loops > 0 {
+			folded++
+		}
+		if st.MaxDepth > 1 {
+			deep++
+		}
+	}
+	if folded < 1000 || deep < 200 {
+		t.Errorf("%d of 2000 blocks fold, %d nest", folded, deep)
+	}
+}
+
+func FuzzRoundTrip(f *testing.F) {
+	f.Add(figure8())
+	f.Add("\tld.u32 \t%r1, [%rd1];\n\tld.u32 \t%r2, [%rd1+4];\n\tld.u32 \t%r3, [%rd1+8];\n\tld.u32 \t%r4, [%rd1+12];\n")
+	f.Add("\tadd.s32 \t%r1, %r2, -1;\n\tadd.s32 \t%r2, %r3, -2;\n\tadd.s32 \t%r3, %r4, -3;\n")
+	f.Add("\tst.u32 \t[%rd1+0], %r1;\n\tst.u32 \t[%rd1+-0], %r1;\n\tst.u32 \t[%rd1+-4], %r1;\n")
+	f.Add("\tmov.u32 \t%r999999999999999999, 999999999999999999;\n\tmov.u32 \t%r1, -999999999999999999;\n")
+	f.Add("for.size.1 i in range(0, 2, 1):\n\tx;\n")
+	f.Add("\tcall.uni (retval0), f, (param0);\n\tcall.uni (retval0), f, (param0);\n")
+	f.Add("x\r\n\ty;\n\ty;")
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20 {
+		f.Add(randomBlock(rng))
+	}
+	if files, err := loadCorpusQuiet(); err == nil {
+		for i, c := range files {
+			if i%10 == 0 {
+				f.Add(c.ptx[:min(len(c.ptx), 4000)])
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, st := RollStats(in)
+		if st.OutBytes > st.InBytes {
+			t.Fatalf("Roll made the text longer: %d > %d", st.OutBytes, st.InBytes)
+		}
+		if hasHeaderLike(in) {
+			if out != in {
+				t.Fatalf("Roll changed text with a header-like line")
+			}
+		} else {
+			back, err := Unroll(out)
+			if err != nil {
+				t.Fatalf("Unroll(Roll(x)): %v\nrolled:\n%q", err, out)
+			}
+			if back != in {
+				t.Fatalf("round trip differs\nin:     %q\nrolled: %q\nback:   %q", in, out, back)
+			}
+		}
+		Unroll(in) // must not panic
+	})
+}
+
+func hasHeaderLike(s string) bool {
+	for l := range strings.SplitSeq(s, "\n") {
+		if isHeaderLike(strings.TrimLeft(l, " \t")) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStatsReduction(t *testing.T) {
+	t.Parallel()
+	_, st := RollStats(figure8())
+	if st.Reduction() <= 0.5 || st.LineReduction() <= 0.7 || st.Loops != 1 || st.MaxDepth != 1 {
+		t.Errorf("stats %+v, reduction %.2f, lines %.2f", st, st.Reduction(), st.LineReduction())
+	}
+	var zero Stats
+	if zero.Reduction() != 0 || zero.LineReduction() != 0 {
+		t.Error("zero stats")
+	}
+}

@@ -1,0 +1,21 @@
+// Wrong on purpose: one warp never leaves a spin loop (timeout).
+#define WARPS 4
+__global__ void __launch_bounds__(WARPS * 32) gemv_warp(const float* __restrict__ A, const float* __restrict__ x,
+                                                        float* __restrict__ y, int rows, int cols)
+{
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * WARPS + (threadIdx.x >> 5);
+    if (row >= rows)
+        return;
+    volatile int spin = row == 0;
+    while (spin)
+        ;
+    const float* a = A + (size_t)row * cols;
+    float acc = 0.0f;
+    for (int c = lane; c < cols; c += 32)
+        acc += a[c] * x[c];
+    for (int mask = 16; mask > 0; mask >>= 1)
+        acc += __shfl_xor_sync(0xffffffffu, acc, mask);
+    if (lane == 0)
+        y[row] = acc;
+}
