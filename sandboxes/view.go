@@ -110,10 +110,11 @@ func newViewBase(extra []string) (viewBase, error) {
 	return v, nil
 }
 
-// gpuDevices lists the NVIDIA device nodes of the host.
+// gpuDevices lists the GPU device nodes of the host: NVIDIA's, the DRM
+// render nodes, and ROCm's /dev/kfd (AMD GPUs).
 func gpuDevices() []string {
 	var out []string
-	for _, pat := range []string{"/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*"} {
+	for _, pat := range []string{"/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*", "/dev/kfd"} {
 		m, _ := filepath.Glob(pat)
 		for _, p := range m {
 			if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeDevice != 0 {

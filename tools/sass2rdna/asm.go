@@ -27,6 +27,9 @@ type asmInfo struct {
 	// textData are data directives (.byte, .long, ...) inside executable
 	// sections: machine code smuggled in as data.
 	textData []asmLine
+	// codeInData are data directives outside code sections holding the
+	// encoding of s_endpgm: a kernel stored as data, to be jumped into.
+	codeInData []asmLine
 	// reads are directives that read files of the build machine
 	// (.incbin, .include) or spell directives through macro parameters.
 	reads []asmLine
@@ -52,7 +55,9 @@ type asmLine struct {
 	text string
 }
 
-func (a asmLine) String() string { return fmt.Sprintf("line %d: %s", a.n, clip(strings.TrimSpace(a.text), 120)) }
+func (a asmLine) String() string {
+	return fmt.Sprintf("line %d: %s", a.n, clip(strings.TrimSpace(a.text), 120))
+}
 
 var (
 	asmLabelRE   = regexp.MustCompile(`^([A-Za-z_.$][\w.$@]*|\d+)\s*:`)
@@ -231,11 +236,14 @@ func scanAsm(text string) asmInfo {
 			case d == ".endm" || d == ".endr":
 				inMacro = false
 			case dataDirectives[d] || strings.HasPrefix(d, ".dc."):
-				if sec.exec && !inDesc && !codeEndPadding(line) {
+				switch {
+				case sec.exec && !inDesc && !codeEndPadding(line):
 					info.textData = append(info.textData, asmLine{n, raw})
 					if cur != nil {
 						cur.data++
 					}
+				case !sec.exec && holdsEndpgm(d, line):
+					info.codeInData = append(info.codeInData, asmLine{n, raw})
 				}
 			}
 			continue
@@ -256,6 +264,49 @@ func scanAsm(text string) asmInfo {
 		}
 	}
 	return info
+}
+
+// sEndpgm is the encoding of gfx11's s_endpgm, which ends every kernel.
+const sEndpgm = 0xbfb00000
+
+// holdsEndpgm reports whether a data directive's values contain the
+// s_endpgm word: as a 32-bit value (.long, .int, .4byte), in either half
+// of a 64-bit one (.quad, .8byte), or as its four little-endian bytes in
+// a .byte list.
+func holdsEndpgm(d, line string) bool {
+	var vals []uint64
+	for _, f := range strings.Split(strings.TrimSpace(line[len(d):]), ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(f), 0, 64)
+		if err != nil {
+			if iv, err2 := strconv.ParseInt(strings.TrimSpace(f), 0, 64); err2 == nil {
+				v, err = uint64(iv), nil
+			}
+		}
+		if err == nil {
+			vals = append(vals, v)
+		}
+	}
+	switch d {
+	case ".long", ".int", ".4byte", ".dc.l":
+		for _, v := range vals {
+			if uint32(v) == sEndpgm {
+				return true
+			}
+		}
+	case ".quad", ".8byte":
+		for _, v := range vals {
+			if uint32(v) == sEndpgm || uint32(v>>32) == sEndpgm {
+				return true
+			}
+		}
+	case ".byte", ".dc.b":
+		for i := 0; i+3 < len(vals); i++ {
+			if vals[i]&0xff == 0 && vals[i+1]&0xff == 0 && vals[i+2]&0xff == 0xb0 && vals[i+3]&0xff == 0xbf {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sCodeEnd is the encoding of s_code_end, the word LLVM pads the end of
@@ -297,6 +348,9 @@ func (a asmInfo) embedded() string {
 	var why []string
 	if n := len(a.textData); n > 0 {
 		why = append(why, fmt.Sprintf("%d data directive(s) in a code section (machine code as data), first %s", n, a.textData[0]))
+	}
+	if n := len(a.codeInData); n > 0 {
+		why = append(why, fmt.Sprintf("%d data directive(s) holding the s_endpgm encoding (machine code stored as data), first %s", n, a.codeInData[0]))
 	}
 	if n := len(a.reads); n > 0 {
 		why = append(why, fmt.Sprintf("%d directive(s) that read files or build directives from macro parameters, first %s", n, a.reads[0]))

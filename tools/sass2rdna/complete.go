@@ -23,8 +23,8 @@ import (
 var ErrNoAMDGPU = errors.New("sass2rdna: no AMD gfx1100 GPU on this host")
 
 // ErrSandboxNoKFD means the host has the GPU but programs in the sandbox
-// cannot reach it: the sandbox shows /dev/nvidia* and /dev/dri to GPU
-// runs, not ROCm's /dev/kfd.
+// cannot reach it: the sandbox view of GPU runs (sandboxes/view.go) binds
+// /dev/kfd when the host has it; this error means that bind failed.
 var ErrSandboxNoKFD = errors.New("sass2rdna: the sandbox does not expose /dev/kfd to GPU runs")
 
 // gfx1100Version is KFD's gfx_target_version of gfx1100.
@@ -136,7 +136,7 @@ func (l *Lane) runAMD(ctx context.Context, b *verdict, program, reference []byte
 		return fmt.Errorf("amd-run: %w", err)
 	}
 	if !probe.OK() {
-		return fmt.Errorf("amd-run: %w (sandboxes/view.go binds /dev/nvidia* and /dev/dri only): not run", ErrSandboxNoKFD)
+		return fmt.Errorf("amd-run: %w (the host has it, the sandbox view does not show it): not run", ErrSandboxNoKFD)
 	}
 	start := time.Now()
 	var out [2]sandboxes.Result

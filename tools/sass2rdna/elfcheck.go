@@ -190,10 +190,10 @@ func metadataNote(f *elf.File) []byte {
 		}
 		for len(b) >= 12 {
 			le := binary.LittleEndian
-			nameSz, descSz, typ := le.Uint32(b[0:]), le.Uint32(b[4:]), le.Uint32(b[8:])
+			nameSz, descSz, typ := uint64(le.Uint32(b[0:])), uint64(le.Uint32(b[4:])), le.Uint32(b[8:])
 			nameEnd := 12 + align4(nameSz)
 			descEnd := nameEnd + align4(descSz)
-			if uint64(descEnd) > uint64(len(b)) {
+			if descEnd > uint64(len(b)) {
 				break
 			}
 			name := strings.TrimRight(string(b[12:12+nameSz]), "\x00")
@@ -206,4 +206,4 @@ func metadataNote(f *elf.File) []byte {
 	return nil
 }
 
-func align4(n uint32) uint32 { return (n + 3) &^ 3 }
+func align4(n uint64) uint64 { return (n + 3) &^ 3 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/kit"
 )
 
 // exampleItem is the worked example's task as the engine verifies it.
@@ -57,6 +58,7 @@ func TestVerifyStages(t *testing.T) {
 	}
 	var names []string
 	for _, s := range v.Stages {
+		t.Logf("%-10s ok=%v skipped=%v %s", s.Name, s.OK, s.Skipped, s.Detail)
 		names = append(names, s.Name)
 		if s.Name == StageAMDRun {
 			if !s.Skipped || s.OK || !strings.Contains(s.Detail, "rescore --pending") {
@@ -221,6 +223,10 @@ func TestScanAsm(t *testing.T) {
 		{"byte in text section", ".section .text.k,\"ax\"\nk:\n s_nop 0\n .byte 1\n", "data directive"},
 		{"byte after previous", ".section .rodata\n.text\n.previous\n.byte 1\n.previous\nk:\n .quad 7\n", "data directive"},
 		{"fill other", ".text\nk:\n s_endpgm\n .fill 4, 4, 0xbfb00000\n", "data directive"},
+		{"kernel in rodata", ".text\nk:\n s_endpgm\n.section .rodata\ncode:\n .long 0x7e000280, 0xbfb00000\n", "s_endpgm encoding"},
+		{"kernel bytes in data", ".data\ncode:\n .byte 0x80, 0x02, 0x00, 0x7e, 0, 0, 0xb0, 0xbf\n.text\nk:\n s_endpgm\n", "s_endpgm encoding"},
+		{"quad in data", ".data\n .quad 0xbfb000007e000280\n.text\nk:\n s_endpgm\n", "s_endpgm encoding"},
+		{"table in rodata", ".section .rodata\nt:\n .long 1, -2, 0xbfb00001\n .byte 0, 0, 0xb0\n.text\nk:\n s_endpgm\n", ""},
 		{"incbin", ".section .rodata\n.incbin \"x\"\n.text\nk:\n s_endpgm\n", "read files"},
 		{"macro", ".macro m a\n .\\a \"x\"\n.endm\n.text\nk:\n s_endpgm\n", "macro"},
 		{"comments", ".text\nk: ; .long 1\n s_endpgm // .byte 2\n /* .quad 3 */\n", ""},
@@ -247,9 +253,9 @@ func TestExtract(t *testing.T) {
 	t.Parallel()
 	for reply, want := range map[string]string{
 		"x\n```cuda\nint a;\n```\n```asm\ns_endpgm\n```\n": "s_endpgm\n",
-		"```s\ns_nop 0\n```":                               "s_nop 0\n",
-		"<think>```asm\nno\n```</think>```\ns_endpgm\n```":  "s_endpgm\n",
-		"no code at all":                                  "",
+		"```s\ns_nop 0\n```": "s_nop 0\n",
+		"<think>```asm\nno\n```</think>```\ns_endpgm\n```": "s_endpgm\n",
+		"no code at all": "",
 	} {
 		got, ok := Extract(reply)
 		if got != want || ok != (want != "") {
@@ -286,9 +292,36 @@ func TestSourceAndFolder(t *testing.T) {
 	if err != nil || len(items) != 1 || items[0].Kernels[0] != "k" || !strings.Contains(items[0].HIP, "hip_runtime") {
 		t.Errorf("prepared folder: %+v %v", items, err)
 	}
-	if _, err := SetItems(SetBench); err == nil {
-		t.Log("bench set available")
-	} else if !strings.Contains(err.Error(), "bench") {
-		t.Errorf("bench: %v", err)
+	bench, err := SetItems(SetBench)
+	if err != nil || len(bench) != 20 {
+		t.Fatalf("bench: %d programs, %v", len(bench), err)
+	}
+	ts, err := source(kit.Tasks{Corpus: SetBench, Seed: 1, SamplesPerTask: 1})
+	if err != nil || len(ts.Round0) != 20 || len(ts.Known) != 5 {
+		t.Errorf("bench source: %v", err)
+	}
+	for _, it := range bench {
+		if it.HIP == "" || !strings.Contains(it.SASS, "Function : ") || len(it.Kernels) == 0 {
+			t.Errorf("bench %s: HIP %d bytes, kernels %v", it.ID, len(it.HIP), it.Kernels)
+		}
+	}
+}
+
+// TestAnswersNotSuspect: no script answer (hipcc's own assembly) trips the
+// suspicion check, and the example's cheat does.
+func TestAnswersNotSuspect(t *testing.T) {
+	t.Parallel()
+	items, err := SetItems(SetBuiltin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		a, err := BuiltinAnswer(it.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := suspectRDNA(a, runs.Task{}); why != "" {
+			t.Errorf("%s: %s", it.ID, why)
+		}
 	}
 }

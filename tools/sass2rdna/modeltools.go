@@ -59,9 +59,11 @@ func (l *Lane) Tools(item tools.Item) []tools.Tool {
 				if err != nil {
 					return "", err
 				}
-				if v.Pass {
-					return fmt.Sprintf("PASS (CPU stages; opcode similarity to hipcc %.2f; %s)", v.Measurements["opcode_similarity"],
-						strings.Join(tools.PendingStages(v), ", ")+" needs an AMD GPU"), nil
+				if pending := tools.PendingStages(v); v.Pass && len(pending) > 0 {
+					return fmt.Sprintf("PASS (CPU stages; opcode similarity to hipcc %.2f; %s needs an AMD GPU)",
+						v.Measurements["opcode_similarity"], strings.Join(pending, ", ")), nil
+				} else if v.Pass {
+					return fmt.Sprintf("PASS (every stage, run on this host's AMD GPU; opcode similarity to hipcc %.2f)", v.Measurements["opcode_similarity"]), nil
 				}
 				return fmt.Sprintf("FAIL (%s at stage %s):\n%s", v.Class, v.Stage, v.Diagnostic), nil
 			},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +23,8 @@ import (
 // SASS compiles a CUDA program for sm_90 and returns the SASS a task shows:
 // nvcc -cubin -gencode arch=compute_90,code=sm_90, cuobjdump -sass, the
 // sm_90 device module only, normalised as CASS did (NormalizeAsm). Both
-// run in the sandbox, cached. A program nvcc rejects is an error.
+// run in the sandbox, cached. A program nvcc rejects is an error wrapping
+// tools.ErrBadItem; a missing tool wraps toolchain.ErrUnavailable.
 func (l *Lane) SASS(ctx context.Context, cuda string) (string, error) {
 	for _, t := range []string{toolchain.NVCC, toolchain.CUObjdump} {
 		if err := l.cfg.Toolchains.Require(t); err != nil {
@@ -38,7 +38,7 @@ func (l *Lane) SASS(ctx context.Context, cuda string) (string, error) {
 		return "", fmt.Errorf("sass: %w", err)
 	}
 	if !res.ok() {
-		return "", fmt.Errorf("sass: nvcc: %s", res.diagnostic(l.cfg.DiagnosticLines))
+		return "", fmt.Errorf("%w: sass: nvcc: %s", tools.ErrBadItem, res.diagnostic(l.cfg.DiagnosticLines))
 	}
 	res, err = l.run(ctx, job{name: "sass-sm90", steps: []step{{tool: toolchain.CUObjdump, args: []string{"-sass", "program.cubin"}}},
 		inputs: map[string][]byte{"program.cubin": res.e.Files["program.cubin"]}})
@@ -50,7 +50,7 @@ func (l *Lane) SASS(ctx context.Context, cuda string) (string, error) {
 	}
 	text, ok := cudasynth.SplitSASS(string(res.e.Stdout))[toolchain.TargetSM90]
 	if !ok {
-		return "", errors.New("sass: cuobjdump printed no sm_90 function")
+		return "", fmt.Errorf("%w: sass: cuobjdump printed no sm_90 function (no kernel?)", tools.ErrBadItem)
 	}
 	return cudasynth.NormalizeAsm(cudasynth.DialectSASS, text), nil
 }
@@ -154,25 +154,27 @@ func writeFileAtomic(path string, b []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// prepareCommand is `kiln sass2rdna prepare DIR`: it writes the SASS and
-// kernel lists a folder of programs needs as a task source.
+// prepareCommand is `kiln sass2rdna prepare --dir DIR`: it writes the
+// SASS and kernel lists a folder of programs needs as a task source. (Lane
+// commands take flags only: kiln refuses positional arguments to them.)
 func prepareCommand() kit.Command {
 	return kit.Command{
 		Verb:    "sass2rdna prepare",
 		Summary: "compile a folder of CUDA programs (cuda-synth corpus layout) to the sm_90 SASS and kernel lists its sass2rdna tasks show",
 		Flags: func(fs *flag.FlagSet) func(ctx context.Context, h kit.Host, stdout, stderr io.Writer) error {
-			out := fs.String("out", "", "where to write <id>.sass.gz and <id>.kernels (default DIR/"+preparedDir+")")
+			dirFlag := fs.String("dir", "", "the folder of programs, DIR/<id>/program.cu (required)")
+			out := fs.String("out", "", "where to write <id>.sass.gz and <id>.kernels (default DIR/"+preparedDir+", where tasks.corpus: DIR reads them)")
 			return func(ctx context.Context, h kit.Host, stdout, stderr io.Writer) error {
-				if fs.NArg() != 1 {
-					return kit.BadInput("want one folder of programs (DIR/<id>/program.cu)")
+				dir := *dirFlag
+				if dir == "" {
+					return kit.BadInput("--dir is required: the folder of programs (DIR/<id>/program.cu)")
 				}
-				dir := fs.Arg(0)
 				items, err := LoadPrograms(os.DirFS(dir), ".", dir)
 				if err != nil {
-					return kit.BadInput("%v", err)
+					return kit.BadInput("--dir: %v", err)
 				}
 				if len(items) == 0 {
-					return kit.BadInput("%s: no program with a HIP translation (program.cu that hipify translates, or reference.hip)", dir)
+					return kit.BadInput("--dir %s: no program with a HIP translation (program.cu that hipify translates, or reference.hip)", dir)
 				}
 				dst := *out
 				if dst == "" {

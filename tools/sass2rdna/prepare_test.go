@@ -141,3 +141,45 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// TestBuiltinAnswers: every script answer passes every CPU stage of its
+// task, leaving amd-run pending; it logs how many answers are hipcc's
+// output as printed and their mean opcode similarity to it.
+func TestBuiltinAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: verifies 47 answers")
+	}
+	l := testLane(t)
+	items, err := SetItems(SetBuiltin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	sum, asIs := 0.0, 0
+	for _, it := range items {
+		answer, err := BuiltinAnswer(it.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		item := tools.Item{Lane: LaneName, Files: map[string]string{FileCUDA: it.CUDA, FileHIP: it.HIP},
+			Meta: map[string]string{MetaKernels: strings.Join(it.Kernels, " ")}}
+		v, err := l.Verify(ctx, item, answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.Pass || !slices.Equal(tools.PendingStages(v), []string{StageAMDRun}) {
+			t.Errorf("%s: %s at %s: %.300s", it.ID, v.Class, v.Stage, v.Diagnostic)
+		}
+		ref, err := l.Reference(ctx, item)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(scanAsm(ref.RDNA3).madOverlaps) == 0 {
+			asIs++
+		}
+		sum += v.Measurements["opcode_similarity"]
+	}
+	t.Logf("%d answers pass every CPU stage; %d are hipcc's output as printed (the rest legalised); mean opcode similarity %.4f",
+		len(items), asIs, sum/float64(len(items)))
+}

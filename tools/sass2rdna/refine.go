@@ -61,7 +61,7 @@ func sass2rdnaRules() []refinement.Rule {
 	desc := []string{string(ClassDescriptor)}
 	asm := []string{refinement.ClassAssembleError}
 	return []refinement.Rule{
-		{Label: "embed.data_in_code", Classes: emb, Pattern: `data directive\(s\) in a code section|holds only data`,
+		{Label: "embed.data_in_code", Classes: emb, Pattern: `data directive\(s\) in a code section|holds only data|s_endpgm encoding`,
 			Doc: "machine code written as data (.byte/.long/.quad ...) in a code section instead of instructions"},
 		{Label: "embed.file_read", Classes: emb, Pattern: `that read files|macro parameters`,
 			Doc: "an .incbin/.include that reads a file of the build machine, or a directive spelled through a macro"},
@@ -220,8 +220,8 @@ func validator(lane tools.Lane) (refinement.Validator, error) {
 			return nil
 		case ctx.Err() != nil:
 			return err
-		case errors.Is(err, tools.ErrBadItem), strings.Contains(err.Error(), "nvcc:"), strings.Contains(err.Error(), "no sm_90"):
-			return err
+		case errors.Is(err, tools.ErrBadItem):
+			return err // the program's fault: nvcc or hipcc reject it
 		}
 		return fmt.Errorf("%w: %w", refinement.ErrValidatorBroken, err)
 	}), nil

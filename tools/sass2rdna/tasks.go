@@ -155,7 +155,7 @@ func BuiltinItems() ([]Item, error) {
 // SetItems returns the programs of tasks.corpus (builtin, bench or a
 // folder) with their prepared SASS: the builtin sets' is embedded in the
 // lane (sass/<set>/), a folder's lies in its _sass2rdna folder (`kiln
-// sass2rdna prepare DIR`). A program without prepared SASS is an error
+// sass2rdna prepare --dir DIR`). A program without prepared SASS is an error
 // naming the file and the command that writes it.
 func SetItems(corpus string) ([]Item, error) {
 	var (
@@ -163,6 +163,7 @@ func SetItems(corpus string) ([]Item, error) {
 		err      error
 		prepared fs.FS
 		where    string
+		hint     = "regenerate with `go test ./tools/sass2rdna -run TestPreparedSASS -regenerate`"
 	)
 	switch corpus {
 	case "", SetBuiltin:
@@ -180,6 +181,7 @@ func SetItems(corpus string) ([]Item, error) {
 	default:
 		items, err = LoadPrograms(os.DirFS(corpus), ".", corpus)
 		prepared, where = os.DirFS(filepath.Join(corpus, preparedDir)), filepath.Join(corpus, preparedDir)
+		hint = "run `kiln sass2rdna prepare --dir " + corpus + "`"
 	}
 	if err != nil {
 		return nil, err
@@ -190,7 +192,7 @@ func SetItems(corpus string) ([]Item, error) {
 	var errs []error
 	for i := range items {
 		if err := readPrepared(prepared, &items[i]); err != nil {
-			errs = append(errs, fmt.Errorf("%s/%s: %w (run `kiln sass2rdna prepare`)", where, items[i].ID, err))
+			errs = append(errs, fmt.Errorf("%s/%s: %w (%s)", where, items[i].ID, err, hint))
 		}
 	}
 	return items, errors.Join(errs...)
