@@ -259,37 +259,71 @@ func TestFoldsUnrolledPrograms(t *testing.T) {
 func TestCorpusStats(t *testing.T) {
 	t.Parallel()
 	files := loadCorpus(t)
-	var in, out, inL, outL, inS, outS int
-	var sumR, sumLR, sumRF, sumLRF float64
-	nf := 0
+	type group struct {
+		name                       string
+		n, nf                      int
+		in, out, inL, outL         int
+		sumR, sumLR, sumRF, sumLRF float64
+		fin, fout, finL, foutL     int
+	}
+	unrolled := map[string]bool{} // programs with #pragma unroll
+	groups := map[string]*group{}
+	var order []string
+	add := func(name string, st Stats) {
+		g := groups[name]
+		if g == nil {
+			g = &group{name: name}
+			groups[name] = g
+			order = append(order, name)
+		}
+		g.n++
+		g.in, g.out, g.inL, g.outL = g.in+st.InBytes, g.out+st.OutBytes, g.inL+st.InLines, g.outL+st.OutLines
+		g.sumR += st.Reduction()
+		g.sumLR += st.LineReduction()
+		if st.Loops > 0 {
+			g.nf++
+			g.sumRF += st.Reduction()
+			g.sumLRF += st.LineReduction()
+			g.fin, g.fout, g.finL, g.foutL = g.fin+st.InBytes, g.fout+st.OutBytes, g.finL+st.InLines, g.foutL+st.OutLines
+		}
+	}
 	type row struct {
 		name string
 		st   Stats
 	}
 	var rows []row
+	var inS, outS int
 	for _, f := range files {
 		_, st := RollStats(f.ptx)
-		in, out, inL, outL, inS, outS = in+st.InBytes, out+st.OutBytes, inL+st.InLines, outL+st.OutLines, inS+st.InStatements, outS+st.OutStatements
-		sumR += st.Reduction()
-		sumLR += st.LineReduction()
-		if st.Loops > 0 {
-			nf++
-			sumRF += st.Reduction()
-			sumLRF += st.LineReduction()
-		}
 		rows = append(rows, row{f.name, st})
+		inS, outS = inS+st.InStatements, outS+st.OutStatements
+		id, v, _ := strings.Cut(f.name, ".")
+		add("all", st)
+		add("variant "+v, st)
+		if _, ok := unrolled[id]; !ok {
+			src, err := os.ReadFile(filepath.Join(programs, id, "program.cu"))
+			unrolled[id] = err == nil && bytes.Contains(src, []byte("#pragma unroll"))
+		}
+		if unrolled[id] && v != "sm86O0" {
+			add("#pragma unroll programs, optimised variants", st)
+		}
 	}
-	n := float64(len(files))
+	pct := func(a, b int) float64 { return 100 * (1 - float64(b)/float64(a)) }
 	var b strings.Builder
-	fmt.Fprintf(&b, "files %d, files that fold %d\n", len(files), nf)
-	fmt.Fprintf(&b, "total: bytes %d -> %d (%.1f%%), lines %d -> %d (%.1f%%), statements %d -> %d (%.1f%%)\n",
-		in, out, 100*(1-float64(out)/float64(in)), inL, outL, 100*(1-float64(outL)/float64(inL)),
-		inS, outS, 100*(1-float64(outS)/float64(inS)))
-	fmt.Fprintf(&b, "mean per file: bytes %.1f%%, lines %.1f%%\n", 100*sumR/n, 100*sumLR/n)
-	fmt.Fprintf(&b, "mean per folding file: bytes %.1f%%, lines %.1f%%\n", 100*sumRF/float64(nf), 100*sumLRF/float64(nf))
+	fmt.Fprintf(&b, "statements (instruction lines; loop headers count): %d -> %d (%.1f%%)\n", inS, outS, pct(inS, outS))
+	fmt.Fprintf(&b, "| group | files | folding | bytes total | lines total | bytes mean/file | lines mean/file | folding files: bytes total | lines total | bytes mean | lines mean |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, name := range order {
+		g := groups[name]
+		fmt.Fprintf(&b, "| %s | %d | %d | %d -> %d (%.1f%%) | %d -> %d (%.1f%%) | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n",
+			g.name, g.n, g.nf, g.in, g.out, pct(g.in, g.out), g.inL, g.outL, pct(g.inL, g.outL),
+			100*g.sumR/float64(g.n), 100*g.sumLR/float64(g.n),
+			pct(g.fin, g.fout), pct(g.finL, g.foutL), 100*g.sumRF/float64(max(g.nf, 1)), 100*g.sumLRF/float64(max(g.nf, 1)))
+	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].st.Reduction() > rows[j].st.Reduction() })
-	for _, r := range rows[:min(15, len(rows))] {
-		fmt.Fprintf(&b, "%-45s %7d -> %7d B (%5.1f%%)  %5d -> %5d lines (%5.1f%%)  loops %d depth %d\n",
+	fmt.Fprintf(&b, "\n| file | bytes | lines | loops | depth |\n|---|---|---|---|---|\n")
+	for _, r := range rows[:min(20, len(rows))] {
+		fmt.Fprintf(&b, "| %s | %d -> %d (%.1f%%) | %d -> %d (%.1f%%) | %d | %d |\n",
 			r.name, r.st.InBytes, r.st.OutBytes, 100*r.st.Reduction(), r.st.InLines, r.st.OutLines,
 			100*r.st.LineReduction(), r.st.Loops, r.st.MaxDepth)
 	}

@@ -86,8 +86,11 @@
 // print it (no leading zeros, no "+0"), which makes the round trip exact. A
 // repeat of a body of N statements K >= 2 times folds when every number moves
 // by the same step from one iteration to the next; numbers that do not move
-// stay literal. A fold is made only when it is shorter than the statements
-// it replaces.
+// stay literal. Since any two iterations pass that test, a repeat of exactly
+// two folds only if, in addition, the register numbers of each prefix (%r,
+// %rd, %f, ...) that move all move by one step, as they do when nvcc unrolls
+// a loop. A fold is made only when it is shorter than the statements it
+// replaces.
 //
 // Per run, Roll chooses its folds by dynamic programming over the run (bodies
 // of at most [MaxBody] statements): the set of folds that makes the run

@@ -116,11 +116,13 @@ type term struct {
 // hole is a number of a statement: its value in the first iteration and,
 // inside loops, how it moves (terms r.terms[tlo:tlo+tn], inner loops first).
 type hole struct {
-	base int64
-	tlo  int32
-	tn   int32
-	tlen int32 // length of the rendered terms; 0 when there are none
-	kind uint8
+	base  int64
+	tlo   int32
+	tn    int32
+	tlen  int32 // length of the rendered terms; 0 when there are none
+	blen  uint8 // digits(base)
+	kind  uint8
+	class uint8 // register number: its prefix (%r, %rd, %f, ...); 0 otherwise
 }
 
 // loopNode is a folded loop; its body is the first iteration,
@@ -172,11 +174,12 @@ type roller struct {
 	out   []byte
 	work  [4][]unit // the two strategies' passes
 
-	hpos   []int32 // per lexed hole: start, end in src
-	holes  []hole  // the lexed holes, then those of loops
-	terms  []term
-	loops  []loopNode
-	bodies []unit
+	hpos    []int32 // per lexed hole: start, end in src
+	classes []string
+	holes   []hole // the lexed holes, then those of loops
+	terms   []term
+	loops   []loopNode
+	bodies  []unit
 
 	// shape interning
 	tab      []tabEnt
@@ -206,9 +209,10 @@ var (
 )
 
 func (r *roller) release() {
+	big := len(r.src) > 4<<20
 	r.src = ""
-	if cap(r.arena) > 1<<22 || cap(r.items) > 1<<20 || cap(r.out) > 1<<24 {
-		return // do not keep huge buffers
+	if big {
+		return // do not keep the buffers of a huge text
 	}
 	select {
 	case free <- r:
@@ -232,6 +236,7 @@ func (r *roller) roll(src string) string {
 	r.lines = r.lines[:0]
 	r.items = r.items[:0]
 	r.hpos = r.hpos[:0]
+	r.classes = r.classes[:0]
 	r.holes = r.holes[:0]
 	r.terms = r.terms[:0]
 	r.loops = r.loops[:0]
@@ -282,6 +287,7 @@ func (r *roller) roll(src string) string {
 // looks like a loop header.
 func (r *roller) lex() bool {
 	src := r.src
+	ok := true
 	for pos := 0; pos < len(src); {
 		end := strings.IndexByte(src[pos:], '\n')
 		nl := true
@@ -298,7 +304,7 @@ func (r *roller) lex() bool {
 		body := line[ind:]
 		li := lineInfo{start: int32(pos), end: int32(end), ind: int32(ind)}
 		if isHeaderLike(body) {
-			return false
+			ok = false // keep counting statements for Stats
 		}
 		li.instr = len(body) > 1 && body[len(body)-1] == ';' && (isLower(body[0]) || body[0] == '@')
 		if li.instr {
@@ -312,7 +318,7 @@ func (r *roller) lex() bool {
 		r.items = append(r.items, u)
 		pos = end + 1
 	}
-	return true
+	return ok
 }
 
 func isLower(c byte) bool  { return c >= 'a' && c <= 'z' }
@@ -396,7 +402,7 @@ func (r *roller) statement(u *unit, line string, pos, ind int) {
 			}
 			i = j
 			if j < n && line[j] == ']' {
-				r.addHole(pos+j, pos+j, 0, kindOffset)
+				r.addHole(pos+j, pos+j, 0, 1, kindOffset)
 				shape = append(shape, kindOffset)
 			} else if j+1 < n && line[j] == '+' {
 				m := j + 1
@@ -408,7 +414,7 @@ func (r *roller) statement(u *unit, line string, pos, ind int) {
 				}
 				if m < n && line[m] == ']' {
 					if v, ok := canonInt(line[j+1 : m]); ok && v != 0 {
-						r.addHole(pos+j, pos+m, v, kindOffset)
+						r.addHole(pos+j, pos+m, v, m-j-1, kindOffset)
 						shape = append(shape, kindOffset)
 						i = m
 					}
@@ -421,7 +427,7 @@ func (r *roller) statement(u *unit, line string, pos, ind int) {
 			}
 			if isImmPrev(line[i-1]) && m < n && isImmNext(line[m]) {
 				if v, ok := canonInt(line[i:m]); ok {
-					r.addHole(pos+i, pos+m, v, kindPlain)
+					r.addHole(pos+i, pos+m, v, m-i, kindPlain)
 					shape = append(shape, kindPlain)
 					i = m
 					continue
@@ -483,7 +489,8 @@ func (r *roller) register(line string, i, pos int, shape []byte) (int, []byte) {
 	if j > i+1 && k > j && (k == n || !isIdent(line[k])) && k-j <= 18 && (line[j] != '0' || k == j+1) {
 		shape = append(shape, line[i:j]...)
 		shape = append(shape, kindPlain)
-		r.addHole(pos+j, pos+k, v, kindPlain)
+		r.addHole(pos+j, pos+k, v, k-j, kindPlain)
+		r.holes[len(r.holes)-1].class = r.regClass(line[i+1 : j])
 		return k, shape
 	}
 	// not a numbered register: copy the name whole
@@ -493,9 +500,23 @@ func (r *roller) register(line string, i, pos int, shape []byte) (int, []byte) {
 	return k, append(shape, line[i:k]...)
 }
 
-func (r *roller) addHole(s, e int, v int64, kind uint8) {
+// regClass numbers register prefixes from 1; 255 stands for all past 254.
+func (r *roller) regClass(prefix string) uint8 {
+	for i, c := range r.classes {
+		if c == prefix {
+			return uint8(i + 1)
+		}
+	}
+	if len(r.classes) == 254 {
+		return 255
+	}
+	r.classes = append(r.classes, prefix)
+	return uint8(len(r.classes))
+}
+
+func (r *roller) addHole(s, e int, v int64, blen int, kind uint8) {
 	r.hpos = append(r.hpos, int32(s), int32(e))
-	r.holes = append(r.holes, hole{base: v, kind: kind})
+	r.holes = append(r.holes, hole{base: v, blen: uint8(blen), kind: kind})
 }
 
 // canonInt parses a decimal integer written the way strconv prints it, of
@@ -662,6 +683,9 @@ func termLen(d int64) int32 {
 	if d < 0 {
 		d = -d
 	}
+	if d < 10 {
+		return 4
+	}
 	return 3 + digits(d)
 }
 
@@ -671,16 +695,17 @@ func holeLen(h *hole) int32 {
 			if h.base == 0 {
 				return 0
 			}
-			return 1 + digits(h.base)
+			return 1 + int32(h.blen)
 		}
-		return digits(h.base)
+		return int32(h.blen)
 	}
-	return exprLen(h.kind, h.base, h.tlen)
+	return exprLen(h, h.tlen)
 }
 
-func exprLen(kind uint8, base int64, tlen int32) int32 {
-	n := 2 + digits(base) + tlen
-	if kind == kindOffset {
+// exprLen is the length of h written as a VarExpr with terms of length tlen.
+func exprLen(h *hole, tlen int32) int32 {
+	n := 2 + int32(h.blen) + tlen
+	if h.kind == kindOffset {
 		n++
 	}
 	return n
@@ -717,6 +742,10 @@ func (r *roller) foldRun(u []unit, ind string, innermost bool, out []unit) ([]un
 		r.gen = 0
 	}
 	r.gen++
+	if r.gen == 0 { // wrapped: old stamps could look current
+		clear(r.stamp)
+		r.gen = 1
+	}
 	next, best, choice := r.next[:n], r.best[:n+1], r.choice[:2*n]
 	cost, nlines := r.cost[:n+1], r.nlines[:n+1]
 	any := false
@@ -775,7 +804,7 @@ func (r *roller) foldRun(u []unit, ind string, innermost bool, out []unit) ([]un
 			}
 			bl := nlines[p+int(N)] - nlines[p]
 			lower := cost[p+int(N)] - cost[p] + bl
-			exact := int64(-1)
+			exact, uniform := int64(-1), false
 			for k := K; k >= 2 && k > K-3; k-- {
 				end := p + int(N*k)
 				hl := headerLen(ind, bl, int64(k))
@@ -783,7 +812,18 @@ func (r *roller) foldRun(u []unit, ind string, innermost bool, out []unit) ([]un
 					continue
 				}
 				if exact < 0 {
-					exact = lower + r.bodyDelta(u, p, int(N))
+					d, uni := r.bodyDelta(u, p, int(N))
+					exact, uniform = lower+d, uni
+				}
+				if k == 2 && !uniform {
+					// Any two iterations are affine. Take two as a loop
+					// only when, as in code nvcc unrolled, the registers
+					// of each prefix that move, move by one step (each
+					// iteration defines its registers in the same order).
+					// Three or more iterations are evidence enough: there
+					// values live out of the block (numbered downwards)
+					// and temporaries (upwards) differ legitimately.
+					continue
 				}
 				f := hl + exact
 				if f >= cost[end]-cost[p] {
@@ -826,19 +866,42 @@ func affine(a, b, c []hole) bool {
 }
 
 // bodyDelta is how much longer the body u[p:p+N] renders with the numbers
-// that move written as VarExprs.
-func (r *roller) bodyDelta(u []unit, p, N int) int64 {
-	var delta int64
+// that move written as VarExprs; uniform reports whether all the register
+// numbers of one prefix that move, move by one step.
+func (r *roller) bodyDelta(u []unit, p, N int) (delta int64, uniform bool) {
+	uniform = true
+	var steps [8]struct {
+		class uint8
+		d     int64
+	}
+	ns := 0
 	for q := p; q < p+N; q++ {
 		a, b := r.holesOf(&u[q]), r.holesOf(&u[q+N])
 		for t := range a {
-			if d := b[t].base - a[t].base; d != 0 {
-				h := &a[t]
-				delta += int64(exprLen(h.kind, h.base, h.tlen+termLen(d)) - holeLen(h))
+			d := b[t].base - a[t].base
+			if d == 0 {
+				continue
 			}
+			h := &a[t]
+			if c := h.class; c != 0 && c != 255 {
+				k := 0
+				for k < ns && steps[k].class != c {
+					k++
+				}
+				switch {
+				case k < ns:
+					if steps[k].d != d {
+						uniform = false
+					}
+				case ns < len(steps):
+					steps[ns].class, steps[ns].d = c, d
+					ns++
+				}
+			}
+			delta += int64(exprLen(h, h.tlen+termLen(d)) - holeLen(h))
 		}
 	}
-	return delta
+	return delta, uniform
 }
 
 func (r *roller) makeLoop(u []unit, p, N, K int, ind string) unit {
@@ -866,7 +929,7 @@ func (r *roller) makeLoop(u []unit, p, N, K int, ind string) unit {
 			sb = append(sb, ',')
 			sb = strconv.AppendInt(sb, d, 10)
 			if d != 0 {
-				bodyCost += int64(exprLen(h.kind, h.base, h.tlen+termLen(d)) - holeLen(&h))
+				bodyCost += int64(exprLen(&h, h.tlen+termLen(d)) - holeLen(&h))
 				tlo := int32(len(r.terms))
 				for x := h.tlo; x < h.tlo+h.tn; x++ {
 					r.terms = append(r.terms, r.terms[x])

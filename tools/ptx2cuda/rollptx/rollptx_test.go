@@ -152,6 +152,34 @@ func TestRollImmediatesAndNegativeSteps(t *testing.T) {
 	checkRoll(t, in.String(), want)
 }
 
+// TestRollTwoIterations: two iterations fold only when the registers of each
+// prefix move by one step (the last two steps of a shuffle reduction here).
+func TestRollTwoIterations(t *testing.T) {
+	t.Parallel()
+	in := "\tmov.u32 \t%r28, 8;\n\tshfl.sync.down.b32 \t%r29|%p4, %r27, %r28, %r23, %r25;\n\tadd.s32 \t%r30, %r29, %r27;\n" +
+		"\tmov.u32 \t%r31, 4;\n\tshfl.sync.down.b32 \t%r32|%p5, %r30, %r31, %r23, %r25;\n\tadd.s32 \t%r33, %r32, %r30;\n"
+	want := "\tfor.size.3 i in range(0, 2, 1):\n" +
+		"\t\tmov.u32 \t%r(28+i*3), (8-i*4);\n" +
+		"\t\tshfl.sync.down.b32 \t%r(29+i*3)|%p(4+i*1), %r(27+i*3), %r(28+i*3), %r23, %r25;\n" +
+		"\t\tadd.s32 \t%r(30+i*3), %r(29+i*3), %r(27+i*3);\n"
+	checkRoll(t, in, want)
+	// %r33 -> %r40: the %r numbers move by 3 and by 10
+	odd := strings.Replace(in, "%r33", "%r40", 1)
+	if got := Roll(odd); got != odd {
+		t.Errorf("Roll folded two iterations with uneven register steps:\n%s", got)
+	}
+	// with a third iteration uneven steps are fine (downward numbered
+	// values live out of the block, upward temporaries)
+	var three strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&three, "\tld.const.u8 \t%%rs%d, [k+%d];\n\txor.b16 \t%%rs%d, %%rs%d, %%rs%d;\n", 112+i, i, 293-i, 112+i, 98+i)
+	}
+	want3 := "\tfor.size.2 i in range(0, 3, 1):\n" +
+		"\t\tld.const.u8 \t%rs(112+i*1), [k+(0+i*1)];\n" +
+		"\t\txor.b16 \t%rs(293-i*1), %rs(112+i*1), %rs(98+i*1);\n"
+	checkRoll(t, strings.ReplaceAll(three.String(), "+0]", "]"), want3)
+}
+
 func TestRollLeavesAlone(t *testing.T) {
 	t.Parallel()
 	for name, in := range map[string]string{
@@ -395,7 +423,7 @@ func FuzzRoundTrip(f *testing.F) {
 				t.Fatalf("round trip differs\nin:     %q\nrolled: %q\nback:   %q", in, out, back)
 			}
 		}
-		Unroll(in) // must not panic
+		unroll(in, 1<<20) // must not panic
 	})
 }
 
@@ -414,8 +442,55 @@ func TestStatsReduction(t *testing.T) {
 	if st.Reduction() <= 0.5 || st.LineReduction() <= 0.7 || st.Loops != 1 || st.MaxDepth != 1 {
 		t.Errorf("stats %+v, reduction %.2f, lines %.2f", st, st.Reduction(), st.LineReduction())
 	}
+	// a header-like line: nothing folds, every statement is counted
+	in := "\tfor.x \t%r1;\n" + figure8()
+	if out, st := RollStats(in); out != in || st.InStatements != 46 || st.OutStatements != 46 || st.Loops != 0 {
+		t.Errorf("header-like input: stats %+v", st)
+	}
 	var zero Stats
 	if zero.Reduction() != 0 || zero.LineReduction() != 0 {
 		t.Error("zero stats")
 	}
+}
+
+// predictedLen rolls ptx and returns the length the cost model predicts for
+// the output: the dynamic programming is only as good as that prediction.
+func predictedLen(ptx string) (string, int) {
+	r := getRoller()
+	defer r.release()
+	out := r.roll(ptx)
+	if out == ptx {
+		return out, len(ptx)
+	}
+	n := 0
+	for _, u := range r.items {
+		if u.loop >= 0 {
+			n += int(u.cost)
+			continue
+		}
+		li := r.lines[u.line]
+		n += int(li.end - li.start)
+		if int(li.end) < len(ptx) {
+			n++
+		}
+	}
+	return out, n
+}
+
+func TestCostModel(t *testing.T) {
+	t.Parallel()
+	check := func(name, in string) {
+		out, n := predictedLen(in)
+		if n != len(out) {
+			t.Errorf("%s: predicted %d bytes, rendered %d", name, n, len(out))
+		}
+	}
+	for _, f := range loadCorpus(t) {
+		check(f.name, f.ptx)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 500 {
+		check(fmt.Sprint("random ", i), randomBlock(rng))
+	}
+	check("figure 8", figure8())
 }

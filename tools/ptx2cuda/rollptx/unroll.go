@@ -21,9 +21,6 @@ var (
 // MaxUnrolled is the largest text Unroll produces, in bytes.
 const MaxUnrolled = 1 << 30
 
-// maxUnrolled is MaxUnrolled; tests lower it.
-var maxUnrolled int64 = MaxUnrolled
-
 // LineError is an error of Unroll at a line of the Rolled-PTX text.
 type LineError struct {
 	Line int // 1-based
@@ -44,7 +41,10 @@ func lineErr(line int, sentinel error, format string, args ...any) error {
 }
 
 // Unroll expands Rolled-PTX back into plain PTX.
-func Unroll(rolled string) (string, error) {
+func Unroll(rolled string) (string, error) { return unroll(rolled, MaxUnrolled) }
+
+// unroll is Unroll with a limit on the output's length.
+func unroll(rolled string, limit int64) (string, error) {
 	if !strings.Contains(rolled, "for") {
 		return rolled, nil // no loop header can be there
 	}
@@ -83,8 +83,8 @@ func Unroll(rolled string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if textSize(nodes[:1])+int64(e.out.Len()) > maxUnrolled {
-			return "", lineErr(no, ErrTooLarge, "more than %d bytes", maxUnrolled)
+		if textSize(nodes[:1], limit)+int64(e.out.Len()) > limit {
+			return "", lineErr(no, ErrTooLarge, "more than %d bytes", limit)
 		}
 		if err := e.expand(nodes[:1]); err != nil {
 			return "", err
@@ -362,21 +362,20 @@ func parseExpr(s string, vars []string, seg *useg) error {
 	return nil
 }
 
-// textSize bounds the length of the expanded nodes, saturating above
-// maxUnrolled.
-func textSize(nodes []unode) int64 {
+// textSize bounds the length of the expanded nodes, saturating above limit.
+func textSize(nodes []unode, limit int64) int64 {
 	var total int64
 	for _, n := range nodes {
 		s := n.bound
 		if n.loop != nil {
-			hi, lo := bits.Mul64(uint64(textSize(n.loop.body)), uint64(n.loop.count))
-			if hi != 0 || lo > uint64(maxUnrolled) {
-				return maxUnrolled + 1
+			hi, lo := bits.Mul64(uint64(textSize(n.loop.body, limit)), uint64(n.loop.count))
+			if hi != 0 || lo > uint64(limit) {
+				return limit + 1
 			}
 			s = int64(lo)
 		}
-		if total += s; total > maxUnrolled {
-			return maxUnrolled + 1
+		if total += s; total > limit {
+			return limit + 1
 		}
 	}
 	return total
