@@ -48,7 +48,9 @@ type feature struct {
 }
 
 func features() map[string]feature {
-	f := func(pattern string, exact bool) feature { return feature{re: regexp.MustCompile(pattern), exact: exact} }
+	f := func(pattern string, exact bool) feature {
+		return feature{re: regexp.MustCompile(pattern), exact: exact}
+	}
 	return map[string]feature{
 		"shared_memory":         f(`__shared__`, true),
 		"dynamic_shared_memory": f(`extern\s+__shared__`, true),
