@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/kiln-dev/kiln/sandboxes"
@@ -116,7 +117,8 @@ func readFlagFile(flagName, path string) ([]byte, error) {
 }
 
 // PreparePTX compiles every variant of it to PTX in the sandbox (nvcc -ptx
-// -arch=compute_90 with the variant's flags; cached), by variant name.
+// -arch=compute_90 with the variant's flags; cached), by variant name,
+// normalised (NormalizePTX).
 // A kernel that does not compile is an error naming the item and variant.
 func (l *Lane) PreparePTX(ctx context.Context, it Item) (map[string]string, error) {
 	out := map[string]string{}
@@ -133,9 +135,21 @@ func (l *Lane) PreparePTX(ctx context.Context, it Item) (map[string]string, erro
 		if !strings.Contains(string(ptx), ".entry") {
 			return nil, fmt.Errorf("ptx2cuda prepare %s: %w: the PTX has no .entry", TaskID(it.ID, v.Name), tools.ErrBadItem)
 		}
-		out[v.Name] = string(ptx)
+		out[v.Name] = NormalizePTX(string(ptx))
 	}
 	return out, nil
+}
+
+// internalRE finds the per-compile hash nvcc puts in the names of
+// internal-linkage functions it does not inline (-Xcicc -O0, -O1:
+// _ZN39_INTERNAL_786f47d6_9_kernel_cu_059b6fbd16__shfl_down_sync...).
+var internalRE = regexp.MustCompile(`_INTERNAL_[0-9a-f]{8}_`)
+
+// NormalizePTX makes nvcc's PTX reproducible: the hash in internal names,
+// which differs from one compile of the same file to the next, becomes
+// 00000000 (the same length, so the mangled names stay well formed).
+func NormalizePTX(ptx string) string {
+	return internalRE.ReplaceAllString(ptx, "_INTERNAL_00000000_")
 }
 
 // CheckReference builds every variant's reference harness (the compile a

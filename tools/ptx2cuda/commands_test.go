@@ -33,7 +33,7 @@ func runCommand(t *testing.T, c kit.Command, args ...string) (string, string, er
 // ptx unroll expands it back, and bad input is the user's error.
 func TestRollCommands(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("corpus", "builtin", "red_block_sum", "b256.ptx")
+	path := filepath.Join("corpus", "builtin", "mm_tiled", "t16.ptx")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestRollCommands(t *testing.T) {
 	if err != nil || rolled != rollptx.Roll(string(raw)) || !strings.Contains(rolled, "for.size.") {
 		t.Fatalf("roll: %v\n%.500s", err, rolled)
 	}
-	rp := filepath.Join(t.TempDir(), "b256.rptx")
+	rp := filepath.Join(t.TempDir(), "t16.rptx")
 	if err := os.WriteFile(rp, []byte(rolled), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,10 @@ const (
 	FileHarness = "harness.json"
 )
 
-// Categories of the builtin and bench corpora.
-var Categories = []string{"elementwise", "reduction", "stencil", "matmul", "scan", "normalization", "convolution", "data_movement"}
+// Categories are the categories of the builtin and bench corpora.
+func Categories() []string {
+	return []string{"elementwise", "reduction", "stencil", "matmul", "scan", "normalization", "convolution", "data_movement"}
+}
 
 // Meta is an item's meta.json. Expressions (sizes, counts, launch
 // dimensions, integer values) are integer expressions over the item's
@@ -52,7 +54,7 @@ var Categories = []string{"elementwise", "reduction", "stencil", "matmul", "scan
 // sizes, then the object-like macros of kernel.cu (the first definition of
 // each, so the default of an #ifndef guard) — see KernelDefines.
 type Meta struct {
-	// Category is one of Categories (a user corpus may use its own).
+	// Category is one of Categories() (a user corpus may use its own).
 	Category string `json:"category"`
 	// Kernel is the name of the one __global__ function of kernel.cu.
 	Kernel string `json:"kernel"`

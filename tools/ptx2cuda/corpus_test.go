@@ -43,7 +43,7 @@ func TestCorpus(t *testing.T) {
 	cats := map[string]map[string]int{}
 	for _, set := range [][]Item{builtin, bench} {
 		for _, it := range set {
-			if !slices.Contains(Categories, it.Meta.Category) {
+			if !slices.Contains(Categories(), it.Meta.Category) {
 				t.Errorf("%s: category %q", it.ID, it.Meta.Category)
 			}
 			if cats[it.Set] == nil {
@@ -71,7 +71,7 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range Categories {
+	for _, c := range Categories() {
 		if cats[CorpusBuiltin][c] == 0 || cats[CorpusBench][c] == 0 {
 			t.Errorf("category %s: %d builtin, %d bench kernels", c, cats[CorpusBuiltin][c], cats[CorpusBench][c])
 		}
@@ -295,6 +295,9 @@ func answersJSONL(t *testing.T, items []Item) []byte {
 // TestCorpusPTX: the committed PTX is what nvcc makes of each variant
 // (with -regenerate: rewrites it). Needs nvcc; compiles one at a time.
 func TestCorpusPTX(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: compiles every variant (about 80 s)")
+	}
 	needNVCC(t)
 	l := lane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)

@@ -7,16 +7,19 @@ package ptx2cuda
 // with Lane.Complete, the way `kiln rescore --pending` completes a
 // campaign's, from the saved executables alone.
 //
-//	# CPU host (nvcc 11.8), repository root: phase 1 and the test binary
-//	go test ./tools/ptx2cuda -run TestPrepareGPUCheck -count=1 -timeout 60m -args -ptx2cuda.gpudir=$PWD/.gpu/ptx2cuda
-//	go test -c -tags gpu -o .gpu/ptx2cuda.test ./tools/ptx2cuda
-//	# GPU host (carry .gpu; from the repository root):
+//	# CPU host (nvcc 11.8), repository root (carry/ is git-ignored):
+//	go test ./tools/ptx2cuda -run TestPrepareGPUCheck -count=1 -timeout 60m -args -ptx2cuda.gpudir=$PWD/carry/ptx2cuda
+//	go test -c -tags gpu -o carry/ptx2cuda-gpu.test ./tools/ptx2cuda && gzip -f carry/ptx2cuda-gpu.test
+//	# GPU host (carry carry/ptx2cuda and carry/ptx2cuda-gpu.test.gz), repository root, as root;
+//	# the sandbox wants the memory and pids controllers (or add -ptx2cuda.weak):
+//	gunzip -c carry/ptx2cuda-gpu.test.gz > /tmp/p.test && chmod +x /tmp/p.test
+//	echo $$ > /sys/fs/cgroup/cgroup.procs; echo "+memory +pids" > /sys/fs/cgroup/cgroup.subtree_control
 //	cd tools/ptx2cuda && KILN_PTX2CUDA_RESULTS=$OUT/ptx2cuda-gpu.json \
-//	  ../../.gpu/ptx2cuda.test -test.run TestGPUComplete -test.v -ptx2cuda.gpudir=../../.gpu/ptx2cuda
+//	  /tmp/p.test -test.run TestGPUComplete -test.v -ptx2cuda.gpudir=../../carry/ptx2cuda
 //
-// Add -ptx2cuda.weak where the GPU host lacks an isolation layer. The
-// figures (per task: answer, expected and got class, NAE, latency ratio,
-// kernel times) go to the file KILN_PTX2CUDA_RESULTS names, as JSON.
+// The figures (per task: answer, expected and got class, NAE, latency
+// ratio, kernel times) go to the file KILN_PTX2CUDA_RESULTS names, as
+// JSON. GPU_RESULTS.md has a run's results.
 
 import (
 	"context"

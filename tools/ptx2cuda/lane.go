@@ -16,8 +16,9 @@
 // -ptx -arch=compute_90 and the variant's flags) and harness.json (the
 // resolved [HarnessSpec]: signature, buffer roles, element counts and
 // fills, grid, block, dynamic shared bytes, nvcc flags). Corpora are
-// folders of items (see [Meta]); their PTX is committed, made by
-// `kiln ptx prepare --dir DIR` ([Lane.PreparePTX]).
+// folders of items (see [Meta] and corpus/README.md); their PTX is
+// committed, made by `kiln ptx prepare --dir DIR` ([Lane.PreparePTX],
+// [NormalizePTX]).
 //
 // # Stages
 //
@@ -46,8 +47,10 @@
 //	compare   GPU hosts only: every out and inout buffer compared
 //	            ([CompareOutputs]): NAE <= Config.Threshold (1e-3) for
 //	            floating buffers, exact equality for integer ones, and no
-//	            input modified (wrong_output otherwise). The answer's mean
-//	            kernel time over the reference's is the latency ratio.
+//	            input modified (wrong_output otherwise). The answer's kernel
+//	            time over the reference's is the latency ratio (each the
+//	            fastest mean of 5 batches of Config.Reps launches, after the
+//	            checked launch and 3 warm-up launches; CUDA events).
 //
 // Without a GPU, run and compare are recorded Skipped: the verdict is
 // pending, keeps both executables and a GPU probe, and [Lane.Complete]
@@ -150,7 +153,8 @@ type Config struct {
 	SM string
 	// Threshold is the NAE a floating output may reach. Default 1e-3.
 	Threshold float64
-	// Reps is the number of timed launches. Default DefaultReps.
+	// Reps is the number of launches per timed batch (the harness times 5
+	// batches and keeps the fastest). Default DefaultReps.
 	Reps int
 	// BuildLimits bound compiles; RunLimits bound the programs (no
 	// address-space limit whatever is set: CUDA needs it off).
@@ -375,7 +379,7 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 		return tools.Verdict{}, errors.New("ptx2cuda verify: nvcc left no executable")
 	}
 	b.add(stageResult{name: StageCompile, ok: true, dur: ans.wall,
-		detail: fmt.Sprintf("nvcc %s %s: executable %d KiB%s", l.cfg.SM, strings.Join(h.Flags, " "), len(ansBin)>>10, ans.cachedNote())})
+		detail: fmt.Sprintf("nvcc %s: executable %d KiB%s", strings.Join(append([]string{l.cfg.SM}, h.Flags...), " "), len(ansBin)>>10, ans.cachedNote())})
 	b.artifacts[ArtifactHarness] = []byte(GenerateHarness(h, l.cfg.Reps))
 	if err := l.runStages(ctx, b, h, ansBin, refBin, nil); err != nil {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)

@@ -66,7 +66,7 @@ func taxonomy() []refinement.Rule {
 			Doc: "the kernel needs more registers or shared memory than the target allows, or PTX assembly failed"},
 		{Label: "compile.other", Classes: cc, Doc: "another CUDA compile error"},
 
-		{Label: "cuda.illegal_address", Classes: runtime, Pattern: `illegal memory access|cudaErrorIllegalAddress|out of bounds`,
+		{Label: "cuda.illegal_address", Classes: runtime, Pattern: `illegal memory access|cudaErrorIllegalAddress|out of bounds|cudaErrorInvalidAddressSpace|not supported on global/shared address space`,
 			Doc: "the kernel touched memory outside its buffers"},
 		{Label: "cuda.misaligned", Classes: runtime, Pattern: `misaligned address|cudaErrorMisalignedAddress`,
 			Doc: "the kernel accessed memory at a misaligned address"},

@@ -110,7 +110,7 @@ func (l *Lane) runStages(ctx context.Context, b *verdictBuilder, h HarnessSpec, 
 		if !bad {
 			class = tools.ClassCrash
 		}
-		diag := "the answer's kernel " + ansRun.Describe()
+		diag := "the answer's program " + ansRun.Describe()
 		if s := firstLines(string(ansRun.Stderr), 5); s != "" {
 			diag += "\nstderr: " + s
 		}
@@ -160,7 +160,7 @@ func compareResult(diffs []TensorDiff, threshold float64, dur time.Duration) sta
 			continue
 		}
 		if d.Exact {
-			bad = append(bad, fmt.Sprintf("%s: %d element(s) differ (integers must match exactly), first at %d, |diff| %g", d.Name, d.Mismatches, d.At, d.MaxAbs))
+			bad = append(bad, fmt.Sprintf("%s: %d element(s) differ (integers must match exactly); max |diff| %g at element %d", d.Name, d.Mismatches, d.MaxAbs, d.At))
 		} else {
 			bad = append(bad, fmt.Sprintf("%s: NAE %s > %g (%d element(s) differ; max |diff| %g at element %d)", d.Name, fmtNAE(d.NAE), threshold, d.Mismatches, d.MaxAbs, d.At))
 		}

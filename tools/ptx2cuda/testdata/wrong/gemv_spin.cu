@@ -1,4 +1,6 @@
-// Wrong on purpose: one warp never leaves a spin loop (timeout).
+// Wrong on purpose: the first row's warp spins on a condition that always
+// holds (x is in [-1, 1]), reading x through volatile loads the compiler
+// must keep (timeout).
 #define WARPS 4
 __global__ void __launch_bounds__(WARPS * 32) gemv_warp(const float* __restrict__ A, const float* __restrict__ x,
                                                         float* __restrict__ y, int rows, int cols)
@@ -7,9 +9,9 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_warp(const float* __restrict_
     const int row = blockIdx.x * WARPS + (threadIdx.x >> 5);
     if (row >= rows)
         return;
-    volatile int spin = row == 0;
-    while (spin)
-        ;
+    if (row == 0)
+        while (((const volatile float*)x)[0] < 1e30f)
+            ;
     const float* a = A + (size_t)row * cols;
     float acc = 0.0f;
     for (int c = lane; c < cols; c += 32)
