@@ -36,10 +36,10 @@ install() {
 	# bubblewrap, libseccomp-dev: sandbox layers. procps: process checks in tests.
 	# python3-torch, libtorch-dev, pybind11-dev, ninja-build, g++: the torch2cuda
 	# lane's judge on the CPU (Debian's CPU build of PyTorch 1.13; a GPU host
-	# brings its own CUDA build).
+	# brings its own CUDA build). chromium: the dashboard's headless browser test.
 	local pkgs=(gcc g++ libc6-dev binutils make ca-certificates git procps util-linux
 		nvidia-cuda-toolkit hipcc libamdhip64-dev rocm-device-libs llvm-15 lld-15 libhiprand-dev librocrand-dev
-		bubblewrap python3-torch libtorch-dev pybind11-dev ninja-build)
+		bubblewrap python3-torch libtorch-dev pybind11-dev ninja-build chromium)
 	local missing=()
 	for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 	if ! command -v go >/dev/null 2>&1; then missing+=(golang-go); fi

@@ -106,6 +106,9 @@ type Loop struct {
 	// Repair, when set, writes the repair turn after a failed verdict (the
 	// lane's template); nil uses RepairPrompt.
 	Repair func(v tools.Verdict) string
+	// Metrics, when set, is told about every model call that returned a
+	// reply.
+	Metrics CallMetrics
 }
 
 // Run runs one attempt. system may be empty.
@@ -272,6 +275,9 @@ func (r *attemptRun) ask(ctx context.Context, withTools bool) (msg Message, ok b
 	}
 	a.Usage.Add(u)
 	a.Model, a.Endpoint = resp.Model, resp.Endpoint
+	if l.Metrics != nil {
+		l.Metrics.ModelCall(resp.Model, resp.Endpoint, u)
+	}
 	msg = resp.Message
 	msg.Role = RoleAssistant
 	msg.ToolCalls = append([]ToolCall(nil), msg.ToolCalls...) // IDs are filled in by toolCalls

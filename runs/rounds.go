@@ -355,5 +355,11 @@ func copyJudgedAttempt(ctx context.Context, tx *sql.Tx, taskID string, st forkSr
 		aid, st.doneAt, aid, taskID); err != nil {
 		return fmt.Errorf("fork campaign: task %q: %w", t.Key, err)
 	}
+	if err := refreshOutcome(ctx, tx, taskID); err != nil {
+		return fmt.Errorf("fork campaign: %w", err)
+	}
+	if err := refreshTokens(ctx, tx, taskID); err != nil {
+		return fmt.Errorf("fork campaign: %w", err)
+	}
 	return nil
 }

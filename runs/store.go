@@ -230,6 +230,41 @@ CREATE TABLE rounds (
 	n           INTEGER NOT NULL CHECK (n > 0),
 	PRIMARY KEY (campaign_id, class)
 ) STRICT;`,
+		// 4: each task's outcome (its judged attempt's latest verdict:
+		// pass, fail or pending; NULL until judged), failure class and
+		// model, and the tokens of all its attempts, kept by the writes
+		// that change them, so that counts and the dashboard aggregate a
+		// campaign of 100k tasks from one covering index instead of
+		// joining attempts and verdicts and parsing stage JSON per row.
+		`ALTER TABLE tasks ADD COLUMN outcome TEXT CHECK (outcome IN ('pass','fail','pending'));
+ALTER TABLE tasks ADD COLUMN class TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN model TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN completion_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+` + refreshOutcomeSQL + ` WHERE judged_attempt_id IS NOT NULL;
+` + refreshTokensSQL + `;
+CREATE INDEX tasks_outcomes ON tasks (campaign_id, state, seq, round, outcome, class, model,
+	prompt_tokens, completion_tokens, reasoning_tokens, done_at, categories);
+CREATE INDEX tasks_tallies ON tasks (campaign_id, round, categories, class, state, outcome,
+	prompt_tokens, completion_tokens, reasoning_tokens, done_at);
+CREATE INDEX tasks_judged ON tasks (campaign_id, done_at, prompt_tokens, completion_tokens) WHERE done_at IS NOT NULL;`,
+		// 5: results of jobs run by worker hosts (runs/jobs), one row per
+		// job id: a duplicate result finds the row and changes nothing,
+		// so a job never makes a second verdict revision. verdict_id is
+		// the revision a job stored (complete jobs), NULL otherwise.
+		`CREATE TABLE job_results (
+	job_id     TEXT PRIMARY KEY CHECK (job_id <> ''),
+	kind       TEXT NOT NULL,
+	status     TEXT NOT NULL CHECK (status IN ('done','failed','dead')),
+	worker     TEXT NOT NULL,
+	reason     TEXT NOT NULL,
+	deliveries INTEGER NOT NULL,
+	verdict_id TEXT REFERENCES verdicts (id) ON DELETE CASCADE,
+	result     TEXT,
+	created_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX job_results_verdict ON job_results (verdict_id) WHERE verdict_id IS NOT NULL;`,
 	}
 }
 

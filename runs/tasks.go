@@ -330,6 +330,9 @@ func (s *Store) upsertAttempt(ctx context.Context, tx *sql.Tx, l *Lease, a Attem
 	if err != nil {
 		return Attempt{}, err
 	}
+	if err := refreshTokens(ctx, tx, a.TaskID); err != nil {
+		return Attempt{}, err
+	}
 	if !a.StartedAt.IsZero() {
 		a.StartedAt = a.StartedAt.UTC()
 	}
@@ -413,6 +416,9 @@ func (s *Store) finish(ctx context.Context, l *Lease, a Attempt, v Verdict) erro
 		return err
 	}
 	if err := insertVerdict(ctx, tx, newID(), a.ID, l.Task.ID, 0, now, vc); err != nil {
+		return err
+	}
+	if err := refreshOutcome(ctx, tx, l.Task.ID); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -522,11 +528,25 @@ func (s *Store) AddRescore(ctx context.Context, attemptID string, v Verdict) (Ve
 		return Verdict{}, fmt.Errorf("rescore attempt %s: %w", attemptID, err)
 	}
 	defer tx.Rollback()
+	if v, err = s.addRescoreTx(ctx, tx, attemptID, v, vc); err != nil {
+		return Verdict{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Verdict{}, fmt.Errorf("rescore attempt %s: %w", attemptID, err)
+	}
+	return rescoreStored(v), nil
+}
+
+// addRescoreTx inserts v (encoded as vc) as the next revision of the
+// attempt's verdict inside tx and returns it with its id, revision and
+// time (AddRescore; AddJobRescore in the same transaction as the job's
+// result).
+func (s *Store) addRescoreTx(ctx context.Context, tx *sql.Tx, attemptID string, v Verdict, vc verdictCols) (Verdict, error) {
 	var (
 		taskID string
 		maxRev sql.NullInt64
 	)
-	err = tx.QueryRowContext(ctx, `SELECT task_id, MAX(revision) FROM verdicts WHERE attempt_id = ? GROUP BY task_id`,
+	err := tx.QueryRowContext(ctx, `SELECT task_id, MAX(revision) FROM verdicts WHERE attempt_id = ? GROUP BY task_id`,
 		attemptID).Scan(&taskID, &maxRev)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("rescore attempt %s: %w", attemptID, notFound(err))
@@ -536,9 +556,14 @@ func (s *Store) AddRescore(ctx context.Context, attemptID string, v Verdict) (Ve
 	if err := insertVerdict(ctx, tx, v.ID, attemptID, taskID, v.Revision, fmtTime(now), vc); err != nil {
 		return Verdict{}, fmt.Errorf("rescore attempt %s: %w", attemptID, err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := refreshOutcome(ctx, tx, taskID); err != nil {
 		return Verdict{}, fmt.Errorf("rescore attempt %s: %w", attemptID, err)
 	}
+	return v, nil
+}
+
+// rescoreStored normalises a stored rescore as reading it back gives it.
+func rescoreStored(v Verdict) Verdict {
 	if len(v.Stages) == 0 {
 		v.Stages = nil
 	}
@@ -547,7 +572,7 @@ func (s *Store) AddRescore(ctx context.Context, attemptID string, v Verdict) (Ve
 		l.Features, l.Categories = orEmpty(l.Features), orEmpty(l.Categories)
 		v.Labels = &l
 	}
-	return v, nil
+	return v
 }
 
 // Attempts returns every saved attempt of a task, by attempt number.
@@ -596,24 +621,11 @@ func (s *Store) Verdicts(ctx context.Context, attemptID string) ([]Verdict, erro
 // It is one statement, so the numbers are from one snapshot.
 func (s *Store) Counts(ctx context.Context, campaignID string, round int) (Counts, error) {
 	var c Counts
-	err := s.r.QueryRowContext(ctx, `
-		WITH ts AS (SELECT id, state, judged_attempt_id FROM tasks
-			WHERE campaign_id = ?1 AND (?2 < 0 OR round = ?2)),
-		latest AS (SELECT v.pass, v.pass = 1 AND EXISTS (SELECT 1 FROM json_each(COALESCE(v.stages, '[]'))
-				WHERE json_extract(value, '$.skipped') = 1) AS pending
-			FROM ts JOIN verdicts v ON v.attempt_id = ts.judged_attempt_id
-			AND v.revision = (SELECT MAX(revision) FROM verdicts WHERE attempt_id = ts.judged_attempt_id))
-		SELECT
-			(SELECT COUNT(*) FROM ts),
-			(SELECT COUNT(*) FROM ts WHERE state = 'queued'),
-			(SELECT COUNT(*) FROM ts WHERE state = 'leased'),
-			(SELECT COUNT(*) FROM ts WHERE state = 'done'),
-			(SELECT COUNT(*) FROM latest WHERE pass = 1 AND NOT pending),
-			(SELECT COUNT(*) FROM latest WHERE pass = 0),
-			(SELECT COUNT(*) FROM latest WHERE pending),
-			(SELECT COALESCE(SUM(a.prompt_tokens), 0) FROM ts JOIN attempts a ON a.task_id = ts.id),
-			(SELECT COALESCE(SUM(a.completion_tokens), 0) FROM ts JOIN attempts a ON a.task_id = ts.id),
-			(SELECT COALESCE(SUM(a.reasoning_tokens), 0) FROM ts JOIN attempts a ON a.task_id = ts.id)`,
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*),
+			COALESCE(SUM(state = 'queued'), 0), COALESCE(SUM(state = 'leased'), 0), COALESCE(SUM(state = 'done'), 0),
+			COALESCE(SUM(outcome = 'pass'), 0), COALESCE(SUM(outcome = 'fail'), 0), COALESCE(SUM(outcome = 'pending'), 0),
+			COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(reasoning_tokens), 0)
+		FROM tasks INDEXED BY tasks_outcomes WHERE campaign_id = ?1 AND (?2 < 0 OR round = ?2)`,
 		campaignID, round).Scan(&c.Tasks, &c.Queued, &c.Leased, &c.Done, &c.Pass, &c.Fail, &c.Pending,
 		&c.PromptTokens, &c.CompletionTokens, &c.ReasoningTokens)
 	if err != nil {

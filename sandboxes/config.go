@@ -161,6 +161,9 @@ type Config struct {
 	DisableNamespaces bool
 	// Logger receives debug records; nil discards.
 	Logger *slog.Logger
+	// Metrics, when set, is told about what the lanes using this Runner
+	// share: compile cache lookups and GPU run slots ([Runner.Metrics]).
+	Metrics Metrics
 }
 
 const (

@@ -167,4 +167,15 @@
 // dereference, an error exit) is up to the program, so address-space
 // exhaustion is not always recognisable as such; a cgroup OOM kill is
 // (KillMemory).
+//
+// # Metrics
+//
+// Config.Metrics ([Metrics], reached by lanes through [Runner.Metrics]) is
+// told what the lanes using a Runner share: lookups of their content-hash
+// compile caches (sandboxes/toolchain.CacheConfig.Metrics takes it) and the
+// states of their GPU run slots. [GPUSlots] is a counting semaphore of GPU
+// run slots that reports its idle and busy slots; [SlotGauge] reports any
+// pool's idle, busy and quarantined slots. Both report from first use until
+// Close, so the pools of several campaigns of a lane add up and a lane
+// opened only to check a spec reports nothing.
 package sandboxes

@@ -130,28 +130,8 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 	if err := opt.Validate(); err != nil {
 		return badInput("%v", err)
 	}
-	reg, err := c.wiring(e, log, c.data).lanes()
-	if err != nil {
+	if err := c.wiring(e, log, c.data).laneReferences(&opt); err != nil {
 		return err
-	}
-	opt.Normaliser = func(lane string) func(string) []string {
-		if k, ok := reg.Get(lane); ok {
-			return k.Normalise
-		}
-		return nil
-	}
-	// Every lane's benchmark set is a reference: a sample of any lane
-	// that duplicates a bench task is contaminated.
-	for _, name := range reg.Names() {
-		k, _ := reg.Get(name)
-		if k.Bench == nil {
-			continue
-		}
-		fsys, root, err := k.Bench()
-		if err != nil {
-			return fmt.Errorf("bench set of lane %s: %w", name, err)
-		}
-		opt.BenchSets = append(opt.BenchSets, dataset.BenchSet{Name: "bench:" + name, FS: fsys, Root: root})
 	}
 	pr := newExportProgress(e.stderr, isTerminal(e.stderr))
 	opt.Progress = pr.update
@@ -168,6 +148,54 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 	}
 	printSummary(e.stderr, sum, dest)
 	return nil
+}
+
+// laneReferences sets what the lanes give an export: their answer
+// normalisers, and every lane's benchmark set as a contamination
+// reference (a sample of any lane that duplicates a bench task is
+// contaminated).
+func (w *wiring) laneReferences(opt *dataset.Options) error {
+	reg, err := w.lanes()
+	if err != nil {
+		return err
+	}
+	opt.Normaliser = func(lane string) func(string) []string {
+		if k, ok := reg.Get(lane); ok {
+			return k.Normalise
+		}
+		return nil
+	}
+	for _, name := range reg.Names() {
+		k, _ := reg.Get(name)
+		if k.Bench == nil {
+			continue
+		}
+		fsys, root, err := k.Bench()
+		if err != nil {
+			return fmt.Errorf("bench set of lane %s: %w", name, err)
+		}
+		opt.BenchSets = append(opt.BenchSets, dataset.BenchSet{Name: "bench:" + name, FS: fsys, Root: root})
+	}
+	return nil
+}
+
+// exportDefault writes camp's curated dataset as raw JSONL records with
+// the spec's curation section and the defaults of kiln export (what the
+// dashboard's export button gives).
+func (w *wiring) exportDefault(ctx context.Context, st *runs.Store, camp runs.Campaign, out io.Writer) error {
+	opt := dataset.DefaultOptions()
+	if sp, err := storedSpec(camp, false); err == nil {
+		applyCuration(&opt, sp.Curation)
+	}
+	opt.Validation = 0 // one stream: no split
+	if err := opt.Validate(); err != nil {
+		return err
+	}
+	if err := w.laneReferences(&opt); err != nil {
+		return err
+	}
+	_, err := dataset.Build(ctx, st, camp.ID, dataset.Output{W: out}, opt)
+	return err
 }
 
 // exportDest is where an export goes: a folder, a file, or stdout (both

@@ -57,6 +57,7 @@ func runLaneCommand(ctx context.Context, c kit.Command, args []string, e env) er
 		return err
 	}
 	w := com.wiring(e, log, verifyDataDir(com.data))
+	w.recordData = com.data // records come from the data folder named, never a scratch one
 	defer w.close()
 	return run(ctx, w.host(), e.stdout, e.stderr)
 }

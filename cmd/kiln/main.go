@@ -16,6 +16,7 @@
 //	kiln doctor               toolchains and sandbox layers found on this host
 //	kiln selftest             hostile programs against this host's sandbox
 //	kiln verify LANE ...      judge one answer by hand
+//	kiln worker --nats URL    run jobs (pending GPU stages) for a daemon over NATS JetStream
 //
 // Every verb takes --data DIR (default $KILN_DATA, else ./kiln-data).
 package main
@@ -59,7 +60,7 @@ func main() {
 	soft := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	softVerb := len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve" || os.Args[1] == "refine")
+	softVerb := len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve" || os.Args[1] == "refine" || os.Args[1] == "worker")
 	go func() {
 		<-sigs
 		close(soft)
@@ -111,6 +112,7 @@ verbs:
   gc                  remove blobs no record refers to (--dry-run, --min-age D, --json)
   doctor              toolchains, targets and sandbox layers found on this host (--json)
   selftest            hostile programs against this host's sandbox: all must be contained
+  worker              run jobs for a daemon over NATS (--nats URL, --capabilities gpu,...; --nkey/--creds FILE)
 %s
 Run "kiln <verb> -h" for a verb's flags.
 `
@@ -151,6 +153,7 @@ func run(ctx context.Context, args []string, e env) int {
 		"doctor":   cmdDoctor,
 		"selftest": cmdSelftest,
 		"verify":   cmdVerify,
+		"worker":   cmdWorker,
 	}
 	for v, f := range laneVerbs() {
 		if _, taken := verbs[v]; !taken {

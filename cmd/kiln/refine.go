@@ -140,15 +140,11 @@ func cmdRefine(ctx context.Context, args []string, e env) error {
 	}
 	ov := spec.Overrides{Name: *name, Rounds: src.Round + *rounds, Categories: forced, MaxTasks: *maxTasks, MaxTokens: *maxTokens}
 	if ov.Name == "" {
-		ov.Name = strings.TrimRight(truncate(src.Name, 57), "-.") + "-refine"
+		ov.Name = refineName(src)
 	}
-	specYAML, err := ov.Apply(src.Spec)
+	specYAML, sp, err := refineSpec(src, ov)
 	if err != nil {
-		return fmt.Errorf("stored spec of campaign %s: %w", src.ID, err)
-	}
-	sp, err := spec.Parse(specYAML, ov.Name+".yaml", specOptions(src.SpecDir))
-	if err != nil {
-		return usageError{err}
+		return err
 	}
 	w := c.wiring(e, log, c.data)
 	plan, err := w.planNext(ctx, st, src, sp)
@@ -162,24 +158,53 @@ func cmdRefine(ctx context.Context, args []string, e env) error {
 		printPlan(e.stdout, src, plan)
 		return nil
 	}
-	switch src.State {
-	case runs.CampaignQueued, runs.CampaignRunning:
-		return badInput("campaign %s is %s: let it finish (or kiln resume it) before refining it", src.ID, src.State)
-	}
-	if plan.Decision.Stop != "" {
-		return badInput("nothing to refine in campaign %s: %s", src.ID, plan.Decision.Stop)
-	}
-	if _, err := w.plan(ctx, sp); err != nil {
-		return usageError{err}
-	}
-	fork, err := st.ForkCampaign(ctx, src.ID, runs.Campaign{Name: ov.Name, Spec: specYAML, SpecDir: src.SpecDir,
-		Note: "refinement of " + src.ID})
+	fork, err := w.forkRefinement(ctx, st, src, specYAML, sp, plan)
 	if err != nil {
-		return fmt.Errorf("refine: %w", err)
+		return err
 	}
 	fmt.Fprintf(e.stderr, "kiln: refinement campaign %s (%s) from %s (%s) at round %d, %d more round(s); resume with: kiln resume --data %s %s\n",
 		fork.ID, fork.Name, src.ID, src.Name, src.Round, *rounds, c.data, fork.ID)
 	return runCampaign(ctx, st, w, fork, sp, e)
+}
+
+// refineSpec derives a refinement campaign's spec from src's stored spec.
+func refineSpec(src runs.Campaign, ov spec.Overrides) ([]byte, *spec.Spec, error) {
+	specYAML, err := ov.Apply(src.Spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stored spec of campaign %s: %w", src.ID, err)
+	}
+	sp, err := spec.Parse(specYAML, ov.Name+".yaml", specOptions(src.SpecDir))
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return specYAML, sp, nil
+}
+
+// forkRefinement checks that src can be refined under sp (its plan for
+// the next round) and forks the refinement campaign, which has yet to run.
+func (w *wiring) forkRefinement(ctx context.Context, st *runs.Store, src runs.Campaign, specYAML []byte, sp *spec.Spec,
+	plan engine.RefinePlan) (runs.Campaign, error) {
+	switch src.State {
+	case runs.CampaignQueued, runs.CampaignRunning:
+		return runs.Campaign{}, badInput("campaign %s is %s: let it finish (or kiln resume it) before refining it", src.ID, src.State)
+	}
+	if plan.Decision.Stop != "" {
+		return runs.Campaign{}, badInput("nothing to refine in campaign %s: %s", src.ID, plan.Decision.Stop)
+	}
+	if _, err := w.plan(ctx, sp); err != nil {
+		return runs.Campaign{}, usageError{err}
+	}
+	fork, err := st.ForkCampaign(ctx, src.ID, runs.Campaign{Name: sp.Name, Spec: specYAML, SpecDir: src.SpecDir,
+		Note: "refinement of " + src.ID})
+	if err != nil {
+		return runs.Campaign{}, fmt.Errorf("refine: %w", err)
+	}
+	return fork, nil
+}
+
+// refineName is a refinement campaign's default name.
+func refineName(src runs.Campaign) string {
+	return strings.TrimRight(truncate(src.Name, 57), "-.") + "-refine"
 }
 
 func truncate(s string, n int) string {
@@ -200,7 +225,11 @@ func (w *wiring) planNext(ctx context.Context, st *runs.Store, camp runs.Campaig
 	if err != nil {
 		return engine.RefinePlan{}, err
 	}
-	set, err := k.Source(kitTasks(sp))
+	tasks, err := w.tasks(ctx, sp, k)
+	if err != nil {
+		return engine.RefinePlan{}, usageError{err}
+	}
+	set, err := k.Source(tasks)
 	if err != nil {
 		return engine.RefinePlan{}, usageError{err}
 	}

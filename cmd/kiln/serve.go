@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -12,7 +13,13 @@ import (
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/api"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/notify"
+	"github.com/kiln-dev/kiln/runs/web"
 )
+
+// notifyGrace bounds how long a stopping daemon waits for webhook calls
+// still queued.
+const notifyGrace = 15 * time.Second
 
 // cmdServe runs the daemon: the HTTP API plus every submitted campaign.
 // Campaigns left unfinished by a previous daemon are resumed.
@@ -23,8 +30,32 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	addr := fs.String("addr", "127.0.0.1:7878", "listen address; anything but loopback needs --token-env")
 	tokenEnv := fs.String("token-env", "", "name of the environment variable holding the bearer token")
 	specRoot := fs.String("spec-root", ".", "folder that relative paths in submitted specs resolve against (they may not leave it)")
+	webhookEnv := fs.String("webhook-env", "", "name of the environment variable holding a webhook URL called when a campaign ends or stalls")
+	stallAfter := fs.Duration("stall-after", 30*time.Minute, "with --webhook-env: a running campaign with no task judged for this long is reported as stalled (0: never)")
+	dispatch := fs.Bool("dispatch", false, "scale-out: send pending verdicts (stages this host cannot run: GPU, AMD GPU, torch) as jobs to kiln worker hosts over NATS JetStream, embedded unless --nats is given")
+	natsURL := fs.String("nats", "", "with --dispatch: an external NATS server or cluster (comma-separated URLs) instead of the embedded one")
+	natsCreds := fs.String("nats-creds", "", "with --nats: NATS credentials file (JWT and seed)")
+	natsPort := fs.Int("nats-port", 4222, "with --dispatch: the embedded NATS server's loopback port (-1: a free one)")
+	workerNKeys := fs.String("worker-nkeys", "", "with --dispatch: file of the public nkeys (U..., one a line) of the workers the embedded NATS server lets in; without it, any local process may connect")
+	dispatchEvery := fs.Duration("dispatch-interval", 15*time.Second, "with --dispatch: how often pending verdicts are looked for")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
+	}
+	var dcfg dispatchConfig
+	if *dispatch {
+		dcfg = dispatchConfig{URL: *natsURL, Creds: *natsCreds, Port: *natsPort, Interval: *dispatchEvery}
+		if *workerNKeys != "" {
+			keys, err := readNKeys(*workerNKeys)
+			if err != nil {
+				return badInput("%v", err)
+			}
+			dcfg.WorkerNKeys = keys
+		}
+		if err := dcfg.Validate(); err != nil {
+			return badInput("%v", err)
+		}
+	} else if *natsURL != "" || *natsCreds != "" || *workerNKeys != "" {
+		return badInput("--nats, --nats-creds and --worker-nkeys need --dispatch")
 	}
 	log, err := c.logger(e)
 	if err != nil {
@@ -41,6 +72,16 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
+	ncfg := notify.Config{StallAfter: *stallAfter, Log: log}
+	if *webhookEnv != "" {
+		if ncfg.URL = e.getenv(*webhookEnv); ncfg.URL == "" {
+			return badInput("--webhook-env: environment variable %s is empty", *webhookEnv)
+		}
+	}
+	ncfg.Defaults()
+	if err := ncfg.Validate(); err != nil {
+		return badInput("--webhook-env %s / --stall-after: %v", *webhookEnv, err)
+	}
 	root := *specRoot
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return badInput("--spec-root: %s is not a folder", root)
@@ -50,13 +91,16 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer st.Close()
+	metrics := newPromMetrics(st, log)
+	cfg.Metrics = metrics.Handler()
 	w := c.wiring(e, log, c.data)
+	w.metrics = metrics
 	defer w.close() // after the daemon has stopped: no box is in use then
 	if _, err := w.sandbox(); err != nil {
 		return err
 	}
 	d := &engine.Daemon{
-		Engine: &engine.Engine{Store: st, Log: log},
+		Engine: &engine.Engine{Store: st, Log: log, Metrics: metrics},
 		Log:    log,
 		Prepare: func(data []byte) (runs.Campaign, error) {
 			opts := specOptions(root)
@@ -78,15 +122,55 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 			return w.plan(ctx, sp)
 		},
 	}
+	ui, err := web.New(web.Config{Store: st, Service: d, Log: log,
+		Resume: d.Resume,
+		Refine: func(rctx context.Context, id string, rounds int, categories []string) (string, error) {
+			return refineInDaemon(rctx, st, w, d, id, rounds, categories)
+		},
+		Export: func(ectx context.Context, id string, out io.Writer) error {
+			camp, err := st.Campaign(ectx, id)
+			if err != nil {
+				return err
+			}
+			return w.exportDefault(ectx, st, camp, out)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	cfg.UI = ui
+	// The scale-out queue (--dispatch) starts before the daemon and stops
+	// after it.
+	var disp *dispatcher
+	if *dispatch {
+		disp = newDispatcher(dcfg, c.data, st, w, log)
+		if err := disp.Start(ctx); err != nil {
+			return err
+		}
+		defer disp.Stop(context.Background()) // idempotent: a no-op after the ordered stop below
+		cfg.Workers = disp.Workers
+		fmt.Fprintf(e.stderr, "kiln: job queue on %s\n", disp.URL())
+	}
 	srv, err := api.New(cfg, d, log)
 	if err != nil {
 		return usageError{err}
 	}
+	// The notifier reads the store: started before the daemon, it takes
+	// what is there as its baseline and misses nothing the daemon does.
+	notifier, err := notify.New(ncfg, st)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := notifier.Start(ctx); err != nil {
+		return err
+	}
 	if err := d.Start(ctx); err != nil {
+		_ = notifier.Stop(context.Background())
 		return err
 	}
 	if err := srv.Start(ctx); err != nil {
 		_ = d.Stop(context.Background())
+		_ = notifier.Stop(context.Background())
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kiln: serving on http://%s (data in %s)\n", srv.Addr(), c.data)
@@ -102,9 +186,57 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	dctx, dcancel := context.WithTimeout(ctx, stopGrace)
 	defer dcancel()
 	errD := d.Stop(dctx)
-	if err := errors.Join(errAPI, errD); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	// After the daemon: the scanner, then the collector (the result in
+	// hand is stored), then NATS.
+	var errQ error
+	if disp != nil {
+		qctx, qcancel := context.WithTimeout(context.Background(), stopGrace)
+		defer qcancel()
+		errQ = disp.Stop(qctx)
+	}
+	// Last: the campaigns that ended while the daemon stopped are reported.
+	nctx, ncancel := context.WithTimeout(context.Background(), notifyGrace)
+	defer ncancel()
+	errN := notifier.Stop(nctx)
+	if err := errors.Join(errAPI, errD, errQ, errN); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	_ = time.Second
 	return nil
+}
+
+// refineInDaemon forks a refinement campaign of rounds more rounds from a
+// finished campaign (categories are targeted besides the policy's picks, as
+// kiln refine --categories does) and runs it in the daemon (the dashboard's refine
+// button; kiln refine does the same in the foreground). A campaign that
+// cannot be refined is an api.ErrConflict.
+func refineInDaemon(ctx context.Context, st *runs.Store, w *wiring, d *engine.Daemon, id string, rounds int, categories []string) (string, error) {
+	src, err := st.Campaign(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	specYAML, sp, err := refineSpec(src, spec.Overrides{Name: refineName(src), Rounds: src.Round + rounds, Categories: categories, MaxTasks: -1, MaxTokens: -1})
+	if err != nil {
+		return "", userConflict(err)
+	}
+	plan, err := w.planNext(ctx, st, src, sp)
+	if err != nil {
+		return "", userConflict(err)
+	}
+	fork, err := w.forkRefinement(ctx, st, src, specYAML, sp, plan)
+	if err != nil {
+		return "", userConflict(err)
+	}
+	d.Adopt(fork)
+	return fork.ID, nil
+}
+
+// userConflict marks the user's errors (bad input, usage) as conflicts
+// with the campaign's state for the API and dashboard.
+func userConflict(err error) error {
+	var u usageError
+	if errors.As(err, &u) {
+		return fmt.Errorf("%w: %v", api.ErrConflict, err)
+	}
+	return err
 }

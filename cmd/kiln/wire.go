@@ -53,6 +53,16 @@ type wiring struct {
 	allowMissing []sandboxes.Layer
 	// cgroupParent is sandboxes.Config.CgroupParent.
 	cgroupParent string
+	// recordData is the data folder whose run database tasks.from_campaign
+	// and lane commands read records from, when it is not data (lane
+	// commands run with a scratch data folder); "" means data.
+	recordData string
+	// recs reads tasks.from_campaign's records (records.go); made on first
+	// use, its store closed by close.
+	recs *storeRecords
+	// metrics is sandboxes.Config.Metrics (compile caches, GPU slots);
+	// nil: none.
+	metrics sandboxes.Metrics
 
 	mu        sync.Mutex
 	kits      *kit.Registry
@@ -62,10 +72,16 @@ type wiring struct {
 	regProbed bool
 }
 
-// close releases the sandbox runner (its scratch and cgroups).
+// close releases the sandbox runner (its scratch and cgroups) and closes
+// the store records were read from, if any.
 func (w *wiring) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.recs != nil {
+		if err := w.recs.close(); err != nil {
+			w.log.Warn("close the store records were read from", "err", err)
+		}
+	}
 	if w.runner != nil {
 		if err := w.runner.Close(); err != nil {
 			w.log.Warn("close sandbox runner", "err", err)
@@ -100,7 +116,7 @@ func (w *wiring) sandbox() (*sandboxes.Runner, error) {
 	// recreated by New and removed by the runner's Close.
 	sandboxes.ReclaimRoots(filepath.Dir(root), w.log)
 	r, err := sandboxes.New(sandboxes.Config{ScratchRoot: root, Logger: w.log,
-		ReadOnlyPaths: reg.SandboxPaths(), AllowMissing: w.allowMissing, CgroupParent: w.cgroupParent})
+		ReadOnlyPaths: reg.SandboxPaths(), AllowMissing: w.allowMissing, CgroupParent: w.cgroupParent, Metrics: w.metrics})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -197,7 +213,7 @@ func (w *wiring) host() kit.Host {
 	if err != nil {
 		data = w.data
 	}
-	return kit.Host{Sandbox: w.sandbox, Toolchains: w.registry, DataDir: data, Log: w.log}
+	return kit.Host{Sandbox: w.sandbox, Toolchains: w.registry, DataDir: data, Log: w.log, Records: w.records()}
 }
 
 // lane builds sp's lane with the spec's sandbox limits.
@@ -209,17 +225,14 @@ func (w *wiring) lane(ctx context.Context, sp *spec.Spec) (tools.Lane, error) {
 	if _, err := w.sandbox(); err != nil {
 		return nil, err
 	}
-	sb := sp.Sandbox
-	return k.Open(ctx, w.host(), sandboxes.Limits{
-		Wall: sb.WallTime.D(), CPU: sb.CPUTime.D(), Memory: int64(sb.MemoryMB) << 20,
-		Procs: int64(sb.Processes), Output: int64(sb.OutputKB) << 10, FileSize: int64(sb.FileSizeMB) << 20,
-	})
+	return k.Open(ctx, w.host(), specLimits(sp.Sandbox))
 }
 
 // kitTasks is the spec's tasks section as lanes read it.
 func kitTasks(sp *spec.Spec) kit.Tasks {
 	t := sp.Tasks
-	out := kit.Tasks{Corpus: t.Corpus, Categories: t.Categories, Limit: t.Limit, Seed: t.Seed, SamplesPerTask: t.SamplesPerTask}
+	out := kit.Tasks{Corpus: t.Corpus, FromCampaign: t.FromCampaign, Categories: t.Categories, Limit: t.Limit, Seed: t.Seed,
+		SamplesPerTask: t.SamplesPerTask}
 	if t.Templates != nil {
 		out.Templates = &kit.Templates{Dir: t.Templates.Dir, Pools: t.Templates.Pools}
 	}
@@ -256,7 +269,10 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 	if sp.Tasks.Corpus == spec.CorpusBench && k.Bench == nil {
 		return nil, fmt.Errorf("tasks.corpus: lane %s has no bench set (lanes with one: %s)", sp.Lane, strings.Join(benchLanes(reg0(w)), ", "))
 	}
-	tasks := kitTasks(sp)
+	tasks, err := w.tasks(ctx, sp, k)
+	if err != nil {
+		return nil, err
+	}
 	set, err := k.Source(tasks)
 	if err != nil {
 		return nil, err

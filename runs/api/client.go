@@ -131,6 +131,17 @@ func (c *Client) List(ctx context.Context) ([]CampaignInfo, error) {
 	return out.Campaigns, err
 }
 
+// Workers returns GET /v1/workers: the worker hosts of the daemon's
+// scale-out queue, each as the JSON object the daemon sent. A daemon
+// without dispatch answers 404 (ErrNotFound).
+func (c *Client) Workers(ctx context.Context) ([]json.RawMessage, error) {
+	var out struct {
+		Workers []json.RawMessage `json:"workers"`
+	}
+	err := c.call(ctx, http.MethodGet, "/v1/workers", nil, http.StatusOK, &out)
+	return out.Workers, err
+}
+
 // Show returns one campaign.
 func (c *Client) Show(ctx context.Context, id string) (CampaignInfo, error) {
 	var info CampaignInfo

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -40,7 +41,19 @@ func (s *Server) routes() http.Handler {
 			writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed", nil)
 		})
 	}
+	if s.cfg.Metrics != nil {
+		mux.Handle("GET /metrics", s.cfg.Metrics)
+	}
+	if s.cfg.Workers != nil {
+		mux.HandleFunc("GET /v1/workers", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]any{"workers": s.cfg.Workers()})
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.UI != nil && !strings.HasPrefix(r.URL.Path, "/v1/") {
+			s.cfg.UI.ServeHTTP(w, r)
+			return
+		}
 		writeError(w, http.StatusNotFound, "no such route", nil)
 	})
 
@@ -50,7 +63,16 @@ func (s *Server) routes() http.Handler {
 			writeError(w, http.StatusForbidden, "host not allowed", nil)
 		case s.cop.Check(r) != nil:
 			writeError(w, http.StatusForbidden, "cross-origin request refused", nil)
+		case s.cfg.UI != nil && r.URL.Path == "/login":
+			s.login(w, r)
+		case s.cfg.UI != nil && strings.HasPrefix(r.URL.Path, "/static/"):
+			// The dashboard's stylesheet and script: public files.
+			mux.ServeHTTP(w, r)
 		case r.URL.Path != "/healthz" && !s.authorized(r):
+			if s.wantsLogin(r) {
+				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="kiln"`)
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token", nil)
 		default:

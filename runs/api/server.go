@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,6 +51,17 @@ type Config struct {
 	// Heartbeat is the interval of comment lines on event streams that keep
 	// proxies from closing them and find dead clients (default 15s).
 	Heartbeat time.Duration
+	// Metrics, when set, answers GET /metrics (Prometheus text format),
+	// under the same token rule as the API.
+	Metrics http.Handler
+	// UI, when set, answers every path the API does not own (the web
+	// dashboard), under the same token rule as the API.
+	UI http.Handler
+	// Workers, when set, answers GET /v1/workers with
+	// {"workers": Workers()}: the worker hosts of the scale-out queue
+	// (kiln serve --dispatch), a JSON-encodable list. Unset, the route is
+	// 404.
+	Workers func() any
 }
 
 // Defaults fills zero fields with their defaults.
@@ -246,10 +258,19 @@ func (s *Server) authorized(r *http.Request) bool {
 		return true
 	}
 	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+	if ok && strings.EqualFold(scheme, "Bearer") {
+		return s.tokenMatches(strings.TrimSpace(got))
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	// The dashboard's browsers carry the token in a cookie set by /login.
+	if c, err := r.Cookie(sessionCookie); err == nil && s.cfg.UI != nil {
+		got, err := hex.DecodeString(c.Value)
+		return err == nil && subtle.ConstantTimeCompare(got, s.token[:]) == 1
+	}
+	return false
+}
+
+func (s *Server) tokenMatches(got string) bool {
+	sum := sha256.Sum256([]byte(got))
 	return subtle.ConstantTimeCompare(sum[:], s.token[:]) == 1
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -21,7 +22,9 @@ type Daemon struct {
 	// (name, lane, spec, spec folder). An error caused by the spec must be
 	// an *api.BadSpec.
 	Prepare func(specYAML []byte) (runs.Campaign, error)
-	// Plan builds the plan of a stored campaign.
+	// Plan builds the plan of a stored campaign. When the campaign's run
+	// ends, the daemon closes the plan's lane if it is an io.Closer (lanes
+	// with GPU slots stop reporting them).
 	Plan func(ctx context.Context, c runs.Campaign) (*Plan, error)
 	Log  *slog.Logger
 	// PollEvery is how often Watch reads progress (default 1s).
@@ -118,8 +121,15 @@ func (d *Daemon) launch(c runs.Campaign) {
 		if err != nil {
 			log.Error("campaign cannot start", "err", err)
 			_ = d.Engine.Store.SetCampaignState(context.WithoutCancel(ctx), c.ID, runs.CampaignFailed, err.Error())
-		} else if _, err := d.Engine.Run(ctx, c.ID, plan, j.soft); err != nil && !errors.Is(err, ErrStopped) {
-			log.Error("campaign ended with an error", "err", err)
+		} else {
+			if _, err := d.Engine.Run(ctx, c.ID, plan, j.soft); err != nil && !errors.Is(err, ErrStopped) {
+				log.Error("campaign ended with an error", "err", err)
+			}
+			if cl, ok := plan.Lane.(io.Closer); ok {
+				if err := cl.Close(); err != nil {
+					log.Warn("close lane", "err", err)
+				}
+			}
 		}
 		d.mu.Lock()
 		cancelled := j.cancelled

@@ -89,6 +89,9 @@ type Engine struct {
 	// attempt, tries that a retry recovered included, with the failure's
 	// class (agent.FaultClass). It must be safe for concurrent use.
 	OnFault func(c runs.Campaign, class string, err error)
+	// Metrics, when set, is told about attempts, verdicts, model calls and
+	// faults (metrics.go).
+	Metrics Metrics
 }
 
 // ErrStopped reports a campaign that ended without finishing its tasks
@@ -365,6 +368,16 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 	st := r.e.Store
 	t := lease.Task
 	log := r.log.With(keyTask, t.Key, keyAttempt, lease.Number)
+	stats := AttemptStats{Lane: t.Lane, Outcome: OutcomeRequeued}
+	if stats.Lane == "" {
+		stats.Lane = r.c.Lane
+	}
+	begin := time.Now()
+	r.e.metrics().AttemptStarted(stats.Lane)
+	defer func() {
+		stats.Duration = time.Since(begin)
+		r.e.metrics().AttemptEnded(stats)
+	}()
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	renewDone := r.renew(actx, cancel, lease, log)
@@ -383,6 +396,7 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 		RepairTurns:  r.plan.RepairTurns,
 		Repair:       r.plan.Repair,
 		Log:          log,
+		Metrics:      r.callMetrics(),
 		OnAnswer: func(ctx context.Context, answer string) error {
 			a := rec
 			a.Answer = answer
@@ -397,7 +411,16 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 	}
 	item := tools.Item{Lane: t.Lane, Files: t.Files, Meta: t.Meta}
 	res, err := loop.Run(actx, r.plan.System, t.Prompt, item)
+	if res != nil {
+		stats.Model, stats.Endpoint = res.Model, res.Endpoint
+		for _, c := range res.Checks {
+			stats.Stages = append(stats.Stages, c.Verdict.Stages...)
+		}
+	}
 	if err != nil || res == nil {
+		if errors.Is(err, runs.ErrLeaseLost) {
+			stats.Outcome = OutcomeLost
+		}
 		return r.abandon(ctx, lease, log, err)
 	}
 	r.fill(&rec, res)
@@ -437,11 +460,13 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 	v.Labels = r.plan.Labels.Of(t, rec, v, res.Verdict.Artifacts)
 	if err := st.Finish(context.WithoutCancel(ctx), lease, rec, v); err != nil {
 		if errors.Is(err, runs.ErrLeaseLost) {
+			stats.Outcome = OutcomeLost
 			log.Warn("lease lost before the verdict was stored; another worker owns the task now")
 			return nil
 		}
 		return fmt.Errorf("store verdict: %w", err)
 	}
+	stats.Outcome, stats.Class = OutcomeJudged, VerdictClass(finalVerdict(res))
 	log.Debug("attempt judged", "pass", v.Pass, "class", v.Class)
 	return nil
 }
@@ -500,6 +525,7 @@ func (r *runner) fault(ctx context.Context, log *slog.Logger, err error) {
 	r.faults[class]++
 	r.mu.Unlock()
 	log.Debug("model call failed", "fault", class, "err", err)
+	r.e.metrics().ModelFault(r.c.Lane, class)
 	if r.e.OnFault != nil {
 		r.e.OnFault(r.c, class, err)
 	}
@@ -583,11 +609,25 @@ func (r *runner) fill(rec *runs.Attempt, res *agent.Attempt) {
 // verdict converts the loop's verdict into a stored one, writing artifacts to
 // the blob store.
 func (r *runner) verdict(ctx context.Context, res *agent.Attempt) runs.Verdict {
-	tv := res.Verdict
+	return r.toVerdict(finalVerdict(res))
+}
+
+// finalVerdict is the lane verdict an attempt is judged by: the loop's, or
+// a model_error verdict when the model failed.
+func finalVerdict(res *agent.Attempt) tools.Verdict {
 	if res.Err != nil {
-		tv = tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: res.Err.Error()}
+		return tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: res.Err.Error()}
 	}
-	return r.toVerdict(tv)
+	return res.Verdict
+}
+
+// callMetrics is the engine's Metrics as the agent's per-call hook, when
+// it is one.
+func (r *runner) callMetrics() agent.CallMetrics {
+	if m, ok := r.e.Metrics.(agent.CallMetrics); ok {
+		return m
+	}
+	return nil
 }
 
 func (r *runner) toVerdict(tv tools.Verdict) runs.Verdict {

@@ -92,6 +92,16 @@ type CacheConfig struct {
 	MemoryBytes int64
 	// Logger receives warnings about unreadable entries; nil discards.
 	Logger *slog.Logger
+	// Metrics, when set, counts the compiles Do answers from the cache
+	// (hits) and those it runs (misses), under Name (the lane's name).
+	// Callers that wait for another caller's compile count as neither.
+	Metrics CacheMetrics
+	Name    string
+}
+
+// CacheMetrics counts compile cache lookups (sandboxes.Metrics is one).
+type CacheMetrics interface {
+	CompileCache(name string, hit bool)
 }
 
 // CacheStats counts cache traffic.
@@ -195,12 +205,15 @@ func (c *Cache) Put(e *Entry) error {
 func (c *Cache) Do(ctx context.Context, key string, compute func(ctx context.Context) (e *Entry, store bool, err error)) (e *Entry, hit bool, err error) {
 	for {
 		if e, ok := c.Get(key); ok {
+			c.count(true)
 			return e, true, nil
 		}
 		ch := c.flight.DoChan(key, func() (any, error) {
 			if e := c.memGet(key); e != nil { // stored while we queued
+				c.count(true)
 				return e, nil
 			}
+			c.count(false)
 			e, store, err := compute(ctx)
 			if err != nil {
 				return nil, err
@@ -232,6 +245,13 @@ func (c *Cache) Do(ctx context.Context, key string, compute func(ctx context.Con
 		case <-ctx.Done():
 			return nil, false, fmt.Errorf("toolchain cache: %w", context.Cause(ctx))
 		}
+	}
+}
+
+// count reports one lookup of Do to the metrics hook, if any.
+func (c *Cache) count(hit bool) {
+	if c.cfg.Metrics != nil {
+		c.cfg.Metrics.CompileCache(c.cfg.Name, hit)
 	}
 }
 

@@ -618,16 +618,22 @@ func (l *Lane) Reference(ctx context.Context, item tools.Item) (*Reference, erro
 		return nil, err
 	}
 	key := l.cacheKey(item, tc)
+	// Cache hits and computed references go to the sandbox runner's
+	// metrics; callers that wait for another's computation count as neither.
+	metrics := l.cfg.Sandbox.Metrics()
 	if ref := l.memGet(key); ref != nil {
+		metrics.CompileCache(LaneName, true)
 		return ref, nil
 	}
 	ch := l.flight.DoChan(key, func() (any, error) {
 		// Detached from one caller's cancellation: others may be waiting.
 		// Build limits bound it.
 		if ref := l.diskGet(key); ref != nil {
+			metrics.CompileCache(LaneName, true)
 			l.memPut(ref)
 			return ref, nil
 		}
+		metrics.CompileCache(LaneName, false)
 		ref, err := l.computeReference(context.WithoutCancel(ctx), item, key, tc)
 		if err != nil {
 			return nil, err

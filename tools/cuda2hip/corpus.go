@@ -25,6 +25,20 @@ type Item struct {
 	// ExpectTranslate is false when the rule-based translator is known to
 	// refuse the program (meta.json "expect_translate": false).
 	ExpectTranslate bool
+	// Categories are all of the item's categories, Category the first;
+	// nil means just Category (corpus items have one, records may carry
+	// several).
+	Categories []string
+	// Meta is metadata its tasks carry (a record's provenance).
+	Meta map[string]string
+}
+
+// categories are the item's categories.
+func (it Item) categories() []string {
+	if len(it.Categories) > 0 {
+		return it.Categories
+	}
+	return []string{it.Category}
 }
 
 // itemMeta is the part of a meta.json this lane reads: cuda-synth's

@@ -43,6 +43,7 @@ func Kit() kit.Kit {
 		Summary:         "CUDA -> HIP translation: CUDA-leak check, hipcc gfx1100, HIP on NVIDIA, GPU run vs the CUDA program",
 		Toolchains:      []string{toolchain.NVCC, toolchain.CUObjdump, toolchain.HIPCC},
 		ProbeToolchains: true,
+		Capability:      kit.CapabilityGPU,
 		Open:            open,
 		Source:          source,
 		System:          system,
@@ -51,6 +52,7 @@ func Kit() kit.Kit {
 		Validator:       validator,
 		Domain:          domain,
 		Bench:           Bench,
+		RecordLanes:     recordLanes,
 		Verify: &kit.VerifyCommand{
 			Usage: "--cuda P.cu --hip P.hip [--json]",
 			Flags: verifyFlags,
@@ -129,8 +131,9 @@ func domain(kit.Tasks) (func(runs.Task, string) string, error) {
 
 // source reads the lane's tasks: the CUDA programs of tasks.corpus
 // ("builtin": LoadBuiltinCorpus; "bench": Bench; else a folder read with
-// LoadCorpus, items whose meta.json says expect_translate: false kept),
-// those of tasks.categories, tasks.limit of them drawn with tasks.seed,
+// LoadCorpus, items whose meta.json says expect_translate: false kept) or
+// of tasks.from_campaign (the verified cuda-synth records cmd/kiln read:
+// recordItems), those of tasks.categories, tasks.limit of them drawn with tasks.seed,
 // samples_per_task tasks each. A task's files hold its program
 // (program.cu), its prompt the program and its id. Refinement rounds
 // resample the items with category weights; a synthesised task is its
@@ -154,6 +157,9 @@ func source(t kit.Tasks) (*kit.TaskSet, error) {
 			return runs.Task{}, fmt.Errorf("render task %s: %w", it.ID, err)
 		}
 		meta := map[string]string{"item": it.ID}
+		for k, v := range it.Meta {
+			meta[k] = v
+		}
 		if it.Domain != "" {
 			meta["domain"] = it.Domain
 		}
@@ -161,16 +167,18 @@ func source(t kit.Tasks) (*kit.TaskSet, error) {
 			meta["origin"] = origin
 		}
 		return runs.Task{Round: round, Key: key, Lane: LaneName, Files: map[string]string{ProgramFile: it.Program},
-			Meta: meta, Categories: []string{it.Category}, Prompt: p}, nil
+			Meta: meta, Categories: slices.Clone(it.categories()), Prompt: p}, nil
 	}
 	ts := &kit.TaskSet{}
 	byID := map[string]Item{}
 	pool := make([]prompts.CorpusItem, 0, len(items))
 	for _, it := range items {
 		byID[it.ID] = it
-		pool = append(pool, prompts.CorpusItem{ID: it.ID, Categories: []string{it.Category}})
-		if !slices.Contains(ts.Known, it.Category) {
-			ts.Known = append(ts.Known, it.Category)
+		pool = append(pool, prompts.CorpusItem{ID: it.ID, Categories: it.categories()})
+		for _, c := range it.categories() {
+			if !slices.Contains(ts.Known, c) {
+				ts.Known = append(ts.Known, c)
+			}
 		}
 		ct, err := task(0, "corpus/"+it.ID, it, "")
 		if err != nil {
@@ -239,10 +247,19 @@ func corpusItems(t kit.Tasks) ([]Item, error) {
 		items []Item
 		err   error
 	)
-	switch t.Corpus {
-	case "", corpusBuiltin:
+	field := "tasks.corpus"
+	switch {
+	case t.FromCampaign != "" || len(t.Records) > 0:
+		if t.Corpus != "" {
+			return nil, fmt.Errorf("tasks.from_campaign: cannot be used together with tasks.corpus")
+		}
+		field = "tasks.from_campaign"
+		if items, err = recordItems(t); err != nil {
+			return nil, err
+		}
+	case t.Corpus == "" || t.Corpus == corpusBuiltin:
 		items, err = LoadBuiltinCorpus()
-	case corpusBench:
+	case t.Corpus == corpusBench:
 		var fsys fs.FS
 		var root string
 		if fsys, root, err = Bench(); err == nil {
@@ -257,17 +274,21 @@ func corpusItems(t kit.Tasks) ([]Item, error) {
 	if cats := t.Categories; len(cats) > 0 {
 		var known []string
 		for _, it := range items {
-			if !slices.Contains(known, it.Category) {
-				known = append(known, it.Category)
+			for _, c := range it.categories() {
+				if !slices.Contains(known, c) {
+					known = append(known, c)
+				}
 			}
 		}
 		for _, c := range cats {
 			if !slices.Contains(known, c) {
 				slices.Sort(known)
-				return nil, fmt.Errorf("tasks.categories: no item of category %q in tasks.corpus (categories: %s)", c, strings.Join(known, ", "))
+				return nil, fmt.Errorf("tasks.categories: no item of category %q in %s (categories: %s)", c, field, strings.Join(known, ", "))
 			}
 		}
-		items = slices.DeleteFunc(items, func(it Item) bool { return !slices.Contains(cats, it.Category) })
+		items = slices.DeleteFunc(items, func(it Item) bool {
+			return !slices.ContainsFunc(it.categories(), func(c string) bool { return slices.Contains(cats, c) })
+		})
 	}
 	if len(items) == 0 {
 		return nil, errors.New("tasks: no corpus item left after the category filter")

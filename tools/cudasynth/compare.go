@@ -45,6 +45,12 @@ var numberRe = regexp.MustCompile(`[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|
 // builds under tol. It returns "" when they agree, otherwise the first
 // differing lines (at most maxLines) for a diagnostic.
 func CompareOutputs(want, got []byte, tol Tolerance, maxLines int) string {
+	return CompareOutputsNamed(want, got, tol, maxLines, "CUDA", "HIP")
+}
+
+// CompareOutputsNamed is CompareOutputs with the two outputs named in the
+// diagnostic (wantName, gotName: "original", "answer").
+func CompareOutputsNamed(want, got []byte, tol Tolerance, maxLines int, wantName, gotName string) string {
 	if tol.IgnoreNumbers == nil {
 		tol.IgnoreNumbers = DefaultIgnoreNumbers
 	}
@@ -77,7 +83,8 @@ func CompareOutputs(want, got []byte, tol Tolerance, maxLines int) string {
 		}
 		differing++
 		if len(diffs) < maxLines {
-			diffs = append(diffs, fmt.Sprintf("line %d (%s): CUDA %q\n    HIP  %q", i+1, why, clip(wl, 160), clip(gl, 160)))
+			pad := strings.Repeat(" ", max(len(wantName)-len(gotName), 0))
+			diffs = append(diffs, fmt.Sprintf("line %d (%s): %s %q\n    %s%s %q", i+1, why, wantName, clip(wl, 160), gotName, pad, clip(gl, 160)))
 		}
 	}
 	if differing == 0 {
@@ -87,7 +94,7 @@ func CompareOutputs(want, got []byte, tol Tolerance, maxLines int) string {
 	if differing > len(diffs) {
 		s += fmt.Sprintf("\n... %d more differing lines", differing-len(diffs))
 	}
-	return s + fmt.Sprintf("\n(CUDA printed %d lines, HIP %d)", len(w), len(g))
+	return s + fmt.Sprintf("\n(%s printed %d lines, %s %d)", wantName, len(w), gotName, len(g))
 }
 
 // compareLine returns "" when two lines agree, else why not.

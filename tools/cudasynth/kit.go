@@ -33,6 +33,7 @@ func Kit() kit.Kit {
 		Summary:         "CUDA programs from persona prompts: nvcc, SASS, HIP translation, RDNA3, GPU run",
 		Toolchains:      []string{toolchain.NVCC, toolchain.CUObjdump, toolchain.HIPCC},
 		ProbeToolchains: true,
+		Capability:      kit.CapabilityGPU,
 		Open:            open,
 		Source:          source,
 		System:          system,

@@ -336,7 +336,7 @@ type Lane struct {
 	log      *slog.Logger
 	cache    *toolchain.Cache
 	compiles *semaphore.Weighted
-	gpu      *semaphore.Weighted
+	gpu      *sandboxes.GPUSlots
 
 	gpuMu sync.Mutex
 	gpuOK bool // the GPU probe passed in the sandbox
@@ -353,13 +353,21 @@ func New(cfg Config) (*Lane, error) {
 	cache := cfg.Cache
 	if cache == nil {
 		var err error
-		cache, err = toolchain.NewCache(toolchain.CacheConfig{Dir: cfg.CacheDir, MemoryBytes: cfg.MemoryCacheBytes, Logger: cfg.Logger})
+		cache, err = toolchain.NewCache(toolchain.CacheConfig{Dir: cfg.CacheDir, MemoryBytes: cfg.MemoryCacheBytes, Logger: cfg.Logger,
+			Metrics: cfg.Sandbox.Metrics(), Name: LaneName})
 		if err != nil {
 			return nil, fmt.Errorf("cuda-synth: %w", err)
 		}
 	}
 	return &Lane{cfg: cfg, log: cfg.Logger, cache: cache,
-		compiles: semaphore.NewWeighted(int64(cfg.Parallel)), gpu: semaphore.NewWeighted(int64(cfg.GPUSlots))}, nil
+		compiles: semaphore.NewWeighted(int64(cfg.Parallel)), gpu: sandboxes.NewGPUSlots(cfg.GPUSlots, LaneName, cfg.Sandbox.Metrics())}, nil
+}
+
+// Close stops reporting the lane's GPU run slots to the sandbox runner's
+// metrics (the campaign using the lane has ended). Idempotent.
+func (l *Lane) Close() error {
+	l.gpu.Close()
+	return nil
 }
 
 // Name is "cuda-synth".

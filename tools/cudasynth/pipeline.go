@@ -531,10 +531,10 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 	if len(p.cudaBin) == 0 || len(p.hipBin) == 0 {
 		return fmt.Errorf("run: executables missing")
 	}
-	if err := p.l.gpu.Acquire(ctx, 1); err != nil {
+	if err := p.l.gpu.Acquire(ctx); err != nil {
 		return context.Cause(ctx)
 	}
-	defer p.l.gpu.Release(1)
+	defer p.l.gpu.Release()
 	if err := p.l.checkGPU(ctx, p.probeBin); err != nil {
 		return err
 	}

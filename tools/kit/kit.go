@@ -58,6 +58,12 @@ type Kit struct {
 	// ProbeToolchains asks for the toolchains' targets to be verified by
 	// a tiny compile before the lane opens (cached in the data folder).
 	ProbeToolchains bool
+	// Capability names what a host needs to finish the stages this lane
+	// leaves pending (its Completer): CapabilityGPU, CapabilityAMD or
+	// CapabilityTorch. kiln serve --dispatch sends pending verdicts to the
+	// workers offering it (kiln worker --capabilities). "": the lane
+	// leaves nothing pending.
+	Capability string
 
 	// Open builds the lane's verifier. lim are the sandbox limits of the
 	// campaign's spec, for the programs the lane runs.
@@ -85,6 +91,10 @@ type Kit struct {
 	// means curate.Normalise (source code). Lanes whose answers are
 	// assembly give curate.NormaliseAsm.
 	Normalise func(answer string) []string
+	// RecordLanes are the lanes whose verified records Source takes as
+	// tasks (the spec's tasks.from_campaign: Tasks.Records); nil: the lane
+	// takes none, and cmd/kiln refuses the field.
+	RecordLanes []string
 	// Bench is the lane's embedded benchmark set, which `tasks.corpus:
 	// bench` runs (kiln eval): the files under root in fsys. kiln export
 	// checks campaign data of every lane against every lane's bench set
@@ -100,6 +110,19 @@ type Kit struct {
 	// and gives. Required.
 	Example func() (Example, error)
 }
+
+// The capabilities a worker host offers for lanes' pending stages
+// (Kit.Capability; kiln worker --capabilities).
+const (
+	// CapabilityGPU: an NVIDIA GPU that runs the executables built on a
+	// CPU host (sm_86/sm_90).
+	CapabilityGPU = "gpu"
+	// CapabilityAMD: an AMD RDNA3 (gfx1100) GPU.
+	CapabilityAMD = "amd"
+	// CapabilityTorch: python3 with a CUDA build of torch and an NVIDIA
+	// GPU (the torch2cuda judge).
+	CapabilityTorch = "torch"
+)
 
 // Example is a lane's worked example: a task and answers to it that the
 // lane must judge right, wrong and suspect, and a synthesiser's reply it
@@ -132,6 +155,10 @@ type Host struct {
 	// DataDir is the data folder (absolute); caches live under it.
 	DataDir string
 	Log     *slog.Logger
+	// Records reads campaigns' verified records from the run database of
+	// the data folder (kiln ptx prepare --from-campaign); nil where kiln
+	// has none to offer.
+	Records RecordReader
 }
 
 // Tasks is the spec's tasks section as a lane reads it. The lane decides
@@ -143,6 +170,13 @@ type Tasks struct {
 	Corpus string
 	// Templates, when set, renders tasks from persona templates.
 	Templates *Templates
+	// FromCampaign is tasks.from_campaign: the campaign (name or id) whose
+	// verified records are the tasks, for lanes with RecordLanes; "" when
+	// Corpus or Templates is used.
+	FromCampaign string
+	// Records are FromCampaign's verified records, read from the store by
+	// cmd/kiln before Source is called (Source never opens the store).
+	Records []Record
 	// Categories keeps only these categories; empty keeps all.
 	Categories []string
 	// Limit is how many items (or prompts) to take; 0: all.

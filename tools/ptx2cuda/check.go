@@ -47,7 +47,7 @@ func EmbeddedPTX(answer string) string {
 	}
 	for _, m := range includeRE.FindAllStringSubmatch(answer, -1) {
 		name := strings.TrimSpace(m[1])
-		if strings.HasSuffix(name, ".ptx") || name == FileKernel || name == FileHarness || name == harnessFile || strings.HasSuffix(name, ".cubin") || strings.HasSuffix(name, ".fatbin") {
+		if strings.HasSuffix(name, ".ptx") || name == FileKernel || name == FileHarness || name == harnessFile || name == FileProgram || strings.HasSuffix(name, ".cubin") || strings.HasSuffix(name, ".fatbin") {
 			why = append(why, "includes "+name)
 		}
 	}

@@ -55,15 +55,30 @@ func unrollCommand() kit.Command {
 }
 
 // prepareCommand is `kiln ptx prepare --dir DIR`: the PTX of every item
-// variant of a corpus folder, written beside its kernel.cu.
+// variant of a corpus folder, written beside its kernel.cu; or `kiln ptx
+// prepare --from-campaign NAME -o DIR`: a corpus folder of program items
+// made from a campaign's verified cuda-synth records (records.go).
 func prepareCommand() kit.Command {
-	return kit.Command{Verb: "ptx prepare", Summary: "compile a ptx2cuda corpus folder's kernels to <variant>.ptx (--dir DIR [--check])",
+	return kit.Command{Verb: "ptx prepare", Summary: "compile a ptx2cuda corpus folder's kernels to <variant>.ptx (--dir DIR [--check]), " +
+		"or make one of program tasks from a campaign's verified cuda-synth records (--from-campaign NAME -o DIR [--variants base,cicc_o1] [--check])",
 		Flags: func(fs *flag.FlagSet) func(context.Context, kit.Host, io.Writer, io.Writer) error {
-			dir := fs.String("dir", "", "the corpus folder: one folder per item with kernel.cu and meta.json (required)")
-			check := fs.Bool("check", false, "also build every task's reference harness")
+			dir := fs.String("dir", "", "the corpus folder: one folder per item with kernel.cu and meta.json")
+			check := fs.Bool("check", false, "also build every task's reference harness (program items: the original program and the one with the kernel emptied)")
+			from := fs.String("from-campaign", "", "make program items of this campaign's verified cuda-synth records (name or id, in --data)")
+			out := fs.String("o", "", "with --from-campaign: the corpus folder to write (made if missing; items of the same record and kernel are rewritten)")
+			variants := fs.String("variants", "base", "with --from-campaign: the variants of each kernel, comma-separated: base, cicc_o0, cicc_o1, fastmath")
 			return func(ctx context.Context, h kit.Host, stdout, stderr io.Writer) error {
-				if *dir == "" {
-					return kit.BadInput("--dir is required")
+				switch {
+				case *from != "" && *dir != "":
+					return kit.BadInput("--dir and --from-campaign exclude each other (write to a new folder with -o)")
+				case *from != "" && *out == "":
+					return kit.BadInput("--from-campaign needs -o DIR, the folder to write")
+				case *from != "":
+					return prepareFromCampaign(ctx, h, *from, *out, strings.Split(*variants, ","), *check, stdout, stderr)
+				case *out != "":
+					return kit.BadInput("-o goes with --from-campaign (--dir writes the PTX into the folder it names)")
+				case *dir == "":
+					return kit.BadInput("--dir or --from-campaign is required")
 				}
 				items, err := LoadCorpus(os.DirFS(*dir), ".", *dir, false)
 				if err != nil {
@@ -120,10 +135,17 @@ func readFlagFile(flagName, path string) ([]byte, error) {
 // -arch=compute_90 with the variant's flags; cached), by variant name,
 // normalised (NormalizePTX).
 // A kernel that does not compile is an error naming the item and variant.
+// A program item's PTX is its kernel's alone (the program with every
+// other kernel's definition made a declaration): one .entry, else a
+// *SkipError (SkipPTX).
 func (l *Lane) PreparePTX(ctx context.Context, it Item) (map[string]string, error) {
 	out := map[string]string{}
+	src, err := it.ptxSource()
+	if err != nil {
+		return nil, fmt.Errorf("ptx2cuda prepare %s: %w", it.ID, err)
+	}
 	for _, v := range it.Meta.Variants {
-		res, err := l.compile(ctx, l.ptxJob(it.Kernel, v.Flags))
+		res, err := l.compile(ctx, l.ptxJob(src, v.Flags))
 		if err != nil {
 			return nil, fmt.Errorf("ptx2cuda prepare %s: %w", TaskID(it.ID, v.Name), err)
 		}
@@ -134,6 +156,11 @@ func (l *Lane) PreparePTX(ctx context.Context, it Item) (map[string]string, erro
 		}
 		if !strings.Contains(string(ptx), ".entry") {
 			return nil, fmt.Errorf("ptx2cuda prepare %s: %w: the PTX has no .entry", TaskID(it.ID, v.Name), tools.ErrBadItem)
+		}
+		if it.isProgram() {
+			if err := it.checkProgramPTX(string(ptx)); err != nil {
+				return nil, fmt.Errorf("ptx2cuda prepare %s: %w", TaskID(it.ID, v.Name), err)
+			}
 		}
 		out[v.Name] = NormalizePTX(string(ptx))
 	}
@@ -155,6 +182,9 @@ func NormalizePTX(ptx string) string {
 // CheckReference builds every variant's reference harness (the compile a
 // task's Verify makes of kernel.cu).
 func (l *Lane) CheckReference(ctx context.Context, it Item) error {
+	if it.isProgram() {
+		return l.checkProgramReference(ctx, it)
+	}
 	for _, v := range it.Meta.Variants {
 		h, err := it.Harness(v.Name)
 		if err != nil {
@@ -173,8 +203,9 @@ func (l *Lane) CheckReference(ctx context.Context, it Item) error {
 }
 
 // ItemFromDir builds the task of one variant of a corpus item folder
-// (kernel.cu and meta.json; no PTX needed): what `kiln verify ptx2cuda`
-// verifies against. variant "" takes the first.
+// (kernel.cu and meta.json, or a program item's program.cu and meta.json;
+// no PTX needed): what `kiln verify ptx2cuda` verifies against. variant ""
+// takes the first.
 func ItemFromDir(dir, variant string) (tools.Item, error) {
 	dir = filepath.Clean(dir)
 	it, err := loadItem(os.DirFS(filepath.Dir(dir)), filepath.Base(dir), filepath.Base(dir), filepath.Dir(dir), false)
@@ -183,6 +214,18 @@ func ItemFromDir(dir, variant string) (tools.Item, error) {
 	}
 	if variant == "" {
 		variant = it.Meta.Variants[0].Name
+	}
+	if it.isProgram() {
+		ps, err := it.ProgramSpec(variant)
+		if err != nil {
+			return tools.Item{}, &CorpusError{Path: filepath.Join(dir, MetaFile), Err: err}
+		}
+		spec, err := json.MarshalIndent(ps, "", "  ")
+		if err != nil {
+			return tools.Item{}, err
+		}
+		return tools.Item{Lane: LaneName, Files: map[string]string{FileKernel: it.Kernel, FileProgram: it.Program, FileProgramSpec: string(spec) + "\n"},
+			Meta: map[string]string{"item": it.ID, "variant": variant, "kernel": ps.Kernel, "harness": HarnessProgram}}, nil
 	}
 	h, err := it.Harness(variant)
 	if err != nil {

@@ -21,7 +21,9 @@ var ErrNoGPU = errors.New("ptx2cuda: no NVIDIA GPU on this host")
 // kept GPU probe, and compares their outputs as Verify would have. No
 // compiler is needed, so a GPU host without nvcc 11.8 completes verdicts
 // made on a CPU host. The harness spec comes from the verdict
-// (harness_spec), else from the item. The other stages, their details and
+// (harness_spec), else from the item; a program task's verdict keeps
+// program_spec and blank_binary instead, and its run and compare are the
+// program harness's (programRunStages). The other stages, their details and
 // artifacts are kept; the executables and the probe are dropped once
 // run. A verdict with nothing pending is returned unchanged.
 func (l *Lane) Complete(ctx context.Context, item tools.Item, prev tools.Verdict) (tools.Verdict, error) {
@@ -39,13 +41,17 @@ func (l *Lane) Complete(ctx context.Context, item tools.Item, prev tools.Verdict
 	if len(ansBin) == 0 || len(refBin) == 0 {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda complete: the record keeps no %s or %s; rescore it where nvcc is (plain `kiln rescore`)", ArtifactAnswerBin, ArtifactRefBin)
 	}
-	spec := prev.Artifacts[ArtifactSpec]
-	if len(spec) == 0 {
-		spec = []byte(item.Files[FileHarness])
-	}
-	h, err := ParseHarness(spec)
-	if err != nil {
-		return tools.Verdict{}, fmt.Errorf("ptx2cuda complete: %w", err)
+	program := len(prev.Artifacts[ArtifactProgramSpec]) > 0 || isProgramTask(item)
+	var h HarnessSpec
+	if !program {
+		spec := prev.Artifacts[ArtifactSpec]
+		if len(spec) == 0 {
+			spec = []byte(item.Files[FileHarness])
+		}
+		var err error
+		if h, err = ParseHarness(spec); err != nil {
+			return tools.Verdict{}, fmt.Errorf("ptx2cuda complete: %w", err)
+		}
 	}
 	b := &verdictBuilder{start: time.Now(), meas: maps.Clone(prev.Measurements), artifacts: maps.Clone(prev.Artifacts),
 		suspicion: slices.Clone(prev.Suspicion)}
@@ -65,12 +71,18 @@ func (l *Lane) Complete(ctx context.Context, item tools.Item, prev tools.Verdict
 		b.add(stageResult{name: s.Name, ok: true, detail: s.Detail, dur: s.Duration})
 	}
 	probe := prev.Artifacts[ArtifactGPUProbe]
-	for _, name := range []string{ArtifactAnswerBin, ArtifactRefBin, ArtifactGPUProbe, ArtifactSpec} {
+	for _, name := range []string{ArtifactAnswerBin, ArtifactRefBin, ArtifactGPUProbe, ArtifactSpec, ArtifactBlankBin, ArtifactProgramSpec} {
 		delete(b.artifacts, name)
 	}
 	delete(b.meas, "pending_stages")
 	verifyMS, hadVerify := prev.Measurements["verify_ms"]
-	if err := l.runStages(ctx, b, h, ansBin, refBin, probe); err != nil {
+	var err error
+	if program {
+		err = l.completeProgram(ctx, item, prev, b)
+	} else {
+		err = l.runStages(ctx, b, h, ansBin, refBin, probe)
+	}
+	if err != nil {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda complete: %w", err)
 	}
 	v := b.verdict("complete_ms")

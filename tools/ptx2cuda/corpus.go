@@ -71,6 +71,28 @@ type Meta struct {
 	Launch Launch `json:"launch"`
 	// Variants are the compiler-made variants: each is a task.
 	Variants []Variant `json:"variants"`
+	// Harness is "" for a kernel the generated harness runs (Params and
+	// Launch required), or HarnessProgram: the kernel is one of the item's
+	// program.cu, whose own main is the harness (no Params, Sizes or
+	// Launch; see the package doc's "Program tasks").
+	Harness string `json:"harness,omitempty"`
+	// Source is the verified record a program item was prepared from
+	// (kiln ptx prepare --from-campaign).
+	Source *ItemSource `json:"source,omitempty"`
+}
+
+// ItemSource is the provenance of an item prepared from a verified record:
+// the source campaign, its lane, the task (id and key), the attempt and
+// the verdict whose answer the program is, and the task's categories.
+type ItemSource struct {
+	Campaign   string   `json:"campaign"`
+	CampaignID string   `json:"campaign_id"`
+	Lane       string   `json:"lane"`
+	Task       string   `json:"task"`
+	TaskKey    string   `json:"task_key"`
+	Attempt    string   `json:"attempt"`
+	Verdict    string   `json:"verdict"`
+	Categories []string `json:"categories,omitempty"`
 }
 
 // Param is one kernel parameter.
@@ -123,9 +145,13 @@ type Item struct {
 	// ID is the item's folder name.
 	ID string
 	// Set is the corpus it comes from ("builtin", "bench", or a folder).
-	Set    string
-	Meta   Meta
+	Set  string
+	Meta Meta
+	// Kernel is the reference kernel's source: kernel.cu, or for a
+	// program item the kernel's definition as it stands in Program.
 	Kernel string
+	// Program is a program item's program.cu ("" otherwise).
+	Program string
 	// PTX holds each variant's PTX by variant name (absent when the item
 	// was loaded without it).
 	PTX map[string]string
@@ -195,11 +221,29 @@ func loadItem(fsys fs.FS, dir, id, set string, withPTX bool) (Item, error) {
 	if err := dec.Decode(&m); err != nil {
 		return Item{}, &CorpusError{Path: metaPath, Err: err}
 	}
-	src, err := fs.ReadFile(fsys, path.Join(dir, KernelFile))
-	if err != nil {
-		return Item{}, &CorpusError{Path: path.Join(dir, KernelFile), Err: err}
+	var src []byte
+	var prog string
+	switch m.Harness {
+	case "":
+		if src, err = fs.ReadFile(fsys, path.Join(dir, KernelFile)); err != nil {
+			return Item{}, &CorpusError{Path: path.Join(dir, KernelFile), Err: err}
+		}
+	case HarnessProgram:
+		progPath := path.Join(dir, FileProgram)
+		b, err := fs.ReadFile(fsys, progPath)
+		if err != nil {
+			return Item{}, &CorpusError{Path: progPath, Err: err}
+		}
+		prog = string(b)
+		def, err := programKernelSource(prog, m.Kernel)
+		if err != nil {
+			return Item{}, &CorpusError{Path: progPath, Err: err}
+		}
+		src = []byte(def)
+	default:
+		return Item{}, &CorpusError{Path: metaPath, Err: fmt.Errorf("harness: %q: want \"\" (the generated harness) or %q", m.Harness, HarnessProgram)}
 	}
-	it := Item{ID: id, Set: set, Meta: m, Kernel: string(src)}
+	it := Item{ID: id, Set: set, Meta: m, Kernel: string(src), Program: prog}
 	if err := it.check(); err != nil {
 		return Item{}, &CorpusError{Path: metaPath, Err: err}
 	}
@@ -229,6 +273,8 @@ func (it Item) check() error {
 		return errors.New("category: required")
 	case !identRE.MatchString(m.Kernel):
 		return fmt.Errorf("kernel: %q is not a C identifier", m.Kernel)
+	case m.Harness == HarnessProgram:
+		return it.checkProgram()
 	case len(m.Params) == 0:
 		return errors.New("params: the kernel takes no parameter: nothing to check")
 	case len(m.Variants) == 0:

@@ -20,6 +20,11 @@ package ptx2cuda
 // The figures (per task: answer, expected and got class, NAE, latency
 // ratio, kernel times) go to the file KILN_PTX2CUDA_RESULTS names, as
 // JSON. GPU_RESULTS.md has a run's results.
+//
+// Program tasks (program.go) have a first phase of their own,
+// TestPrepareProgramGPUCheck (-run TestPrepareProgramGPUCheck with the same
+// -ptx2cuda.gpudir), which writes carry/ptx2cuda/programs; complete it with
+// this test and -ptx2cuda.gpudir=../../carry/ptx2cuda/programs.
 
 import (
 	"context"

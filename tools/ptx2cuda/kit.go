@@ -27,6 +27,7 @@ func Kit() kit.Kit {
 		Name:       LaneName,
 		Summary:    "PTX -> CUDA decompilation (Rolled-PTX prompt), judged against the original kernel's outputs on a GPU",
 		Toolchains: []string{toolchain.NVCC},
+		Capability: kit.CapabilityGPU,
 		Open:       open,
 		Source:     source,
 		System: func(_ kit.Tasks, toolNames []string) (string, error) {
@@ -112,6 +113,9 @@ type userData struct {
 
 // task renders c as a task of round with key.
 func (c corpusTask) task(lib *prompts.Library, round int, key string, meta map[string]string) (runs.Task, error) {
+	if c.item.isProgram() {
+		return c.programTask(lib, round, key, meta)
+	}
 	h, err := c.item.Harness(c.variant)
 	if err != nil {
 		return runs.Task{}, err

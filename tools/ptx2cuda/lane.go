@@ -56,6 +56,56 @@
 // pending, keeps both executables and a GPU probe, and [Lane.Complete]
 // finishes it on a GPU host (`kiln rescore --pending`) without a compiler.
 //
+// # Program tasks
+//
+// A program task's kernel is one __global__ function of a whole CUDA
+// program, such as a verified cuda-synth record (`kiln ptx prepare
+// --from-campaign NAME -o DIR`, [RecordItems]): the program's own main is
+// the harness. Its files are program.cu (the program), kernel.cu (the
+// kernel's definition as it stands there), kernel.ptx (the PTX of the
+// kernel alone: the program compiled with every other kernel's definition
+// made a declaration, so the PTX holds that one .entry, the device
+// functions it calls and the program's device variables) and program.json
+// ([ProgramSpec]: the kernel's name and the variant's flags). The prompt
+// shows the Rolled-PTX, the signature and the program up to the kernel
+// (comments removed, other kernels as declarations): what the kernel may
+// use. The stages are the same, judged so:
+//
+//	check     as above, and no __constant__ or __device__ variable of the
+//	            program defined again, no macro of the program defined
+//	            otherwise or undefined (compile_error)
+//	compile   the program with the answer in the kernel's place: the answer
+//	            goes into namespace kiln_answer (its helpers may reuse the
+//	            program's names) and `using kiln_answer::<kernel>` makes the
+//	            program's launches call it; a pointer of the original
+//	            kernel's type initialised with the answer's kernel makes other
+//	            parameter types a compile error. Diagnostics name the
+//	            answer's lines answer.cu(N). The original program and the
+//	            program with the kernel's body emptied are built alongside
+//	            (a build failure of either is tools.ErrBadItem).
+//	run       GPU hosts only: the original program runs (it must exit 0 and
+//	            print something, else tools.ErrBadItem), then the answer's
+//	            (crash, timeout, resource_limit; a non-zero exit is a crash
+//	            when stderr reports a CUDA error, else it is judged at
+//	            compare: programs that check their results exit 1).
+//	compare   GPU hosts only: the two outputs (stdout) agree line by line,
+//	            numbers within cuda-synth's tolerance (relative 1e-4; numbers
+//	            on timing lines ignored) and the exit status is 0, else
+//	            wrong_output. When they agree, the program with the kernel
+//	            emptied runs too: if its output agrees with the original's,
+//	            the kernel's work does not show in what the program prints
+//	            and the task is bad (an error wrapping tools.ErrBadItem),
+//	            never a pass. No kernel time is measured (no latency_ratio);
+//	            program_ms_answer and program_ms_reference are the runs' wall
+//	            times, output_answer and output_reference what they printed.
+//
+// Pending verdicts keep the three executables (answer_binary,
+// reference_binary, blank_binary) and program_spec; Complete runs them.
+// Kernels no task is made of, and why: [SkipError] (template kernels, ones
+// not at file scope, overloaded names, kernels nothing launches, inline
+// PTX in the kernel, PTX that cannot be made alone, prompts over
+// [MaxProgramPrompt], programs that printed nothing).
+//
 // # Metrics
 //
 // PtxDec's functional metrics are stage pass rates over attempts:
@@ -231,7 +281,7 @@ type Lane struct {
 	log      *slog.Logger
 	cache    *toolchain.Cache
 	compiles *semaphore.Weighted
-	gpu      *semaphore.Weighted
+	gpu      *sandboxes.GPUSlots
 
 	gpuMu sync.Mutex
 	gpuOK bool // the GPU probe passed in the sandbox
@@ -251,13 +301,21 @@ func New(cfg Config) (*Lane, error) {
 	cache := cfg.Cache
 	if cache == nil {
 		var err error
-		cache, err = toolchain.NewCache(toolchain.CacheConfig{Dir: cfg.CacheDir, MemoryBytes: cfg.MemoryCacheBytes, Logger: cfg.Logger})
+		cache, err = toolchain.NewCache(toolchain.CacheConfig{Dir: cfg.CacheDir, MemoryBytes: cfg.MemoryCacheBytes, Logger: cfg.Logger,
+			Metrics: cfg.Sandbox.Metrics(), Name: LaneName})
 		if err != nil {
 			return nil, fmt.Errorf("ptx2cuda: %w", err)
 		}
 	}
 	return &Lane{cfg: cfg, log: cfg.Logger, cache: cache,
-		compiles: semaphore.NewWeighted(int64(cfg.Parallel)), gpu: semaphore.NewWeighted(int64(cfg.GPUSlots))}, nil
+		compiles: semaphore.NewWeighted(int64(cfg.Parallel)), gpu: sandboxes.NewGPUSlots(cfg.GPUSlots, LaneName, cfg.Sandbox.Metrics())}, nil
+}
+
+// Close stops reporting the lane's GPU run slots to the sandbox runner's
+// metrics (the campaign using the lane has ended). Idempotent.
+func (l *Lane) Close() error {
+	l.gpu.Close()
+	return nil
 }
 
 // Name is "ptx2cuda".
@@ -325,6 +383,9 @@ func (b *verdictBuilder) verdict(key string) tools.Verdict {
 // Verify judges answer (a CUDA kernel source) against item (a task: its
 // files kernel.cu and harness.json).
 func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tools.Verdict, error) {
+	if isProgramTask(item) {
+		return l.verifyProgram(ctx, item, answer)
+	}
 	h, ref, err := taskOf(item)
 	if err != nil {
 		return tools.Verdict{}, err

@@ -76,6 +76,9 @@ func (l *Lane) Tools(item tools.Item) []tools.Tool {
 // compileOnly is compile_kernel: the check stage, then the answer's build
 // (cached like Verify's).
 func (l *Lane) compileOnly(ctx context.Context, item tools.Item, src string) (string, error) {
+	if isProgramTask(item) {
+		return l.compileProgramOnly(ctx, item, src)
+	}
 	h, _, err := taskOf(item)
 	if err != nil {
 		return "", err

@@ -22,8 +22,11 @@ func RefinementRules() (refinement.LaneRules, error) {
 		Suspect: suspect,
 		Features: &refinement.FeatureTable{Files: func(name string) bool { return name == FileKernel },
 			Rules: featureRules()},
-		// A task is its PTX and its launch configuration (the harness).
-		Identity: refinement.Identity{Files: func(name string) bool { return name == FilePTX || name == FileHarness }, NoPrompt: true},
+		// A task is its PTX and its launch configuration (the harness, or
+		// a program task's program.json).
+		Identity: refinement.Identity{Files: func(name string) bool {
+			return name == FilePTX || name == FileHarness || name == FileProgramSpec
+		}, NoPrompt: true},
 	}, nil
 }
 
@@ -40,10 +43,12 @@ func taxonomy() []refinement.Rule {
 	return []refinement.Rule{
 		{Label: "cheat.embedded_ptx", Classes: []string{string(ClassEmbeddedPTX)},
 			Doc: "the answer carries the PTX over (inline asm, PTX text, module loading) instead of decompiling it"},
+		{Label: "compile.redefines_program", Classes: cc, Stages: []string{StageCheck}, Pattern: `defines the program's (device variables again|macros otherwise)`,
+			Doc: "a program task's answer defines a __constant__ or __device__ variable of the program again (its copy would shadow the one the host code fills), or one of its macros otherwise"},
 		{Label: "compile.kernel_name", Classes: cc, Stages: []string{StageCheck},
 			Doc: "the answer defines no __global__ function with the task's kernel name"},
-		{Label: "compile.signature", Classes: cc, Pattern: `cannot be used to initialize an entity of type "void \(\*\)`,
-			Doc: "the kernel's parameter types differ from the original's"},
+		{Label: "compile.signature", Classes: cc, Pattern: `cannot be used to initialize an entity of type "void \(\*\)|undefined reference to .kiln_answer::`,
+			Doc: "the kernel's parameter types differ from the original's (in a program task whose program declares the kernel first, a link error names kiln_answer::<kernel>)"},
 		{Label: "compile.main", Classes: cc, Pattern: `function "main" has already been defined|redefinition of .*main|multiple definition of .main`,
 			Doc: "the answer defines main (the harness provides it)"},
 		{Label: "compile.include", Classes: cc, Pattern: `cannot open source file|No such file or directory`,

@@ -34,6 +34,12 @@ func TestTaxonomy(t *testing.T) {
 		{"wrong_output", StageCompare, "outputs differ from the original kernel's: y: NAE inf > 0.001 (3 element(s) differ; max |diff| +Inf at element 1)", "wrong.non_finite"},
 		{"wrong_output", StageCompare, "outputs differ from the original kernel's: hist: 256 element(s) differ (integers must match exactly); max |diff| 900 at element 224", "wrong.integer"},
 		{"wrong_output", StageCompare, "the kernel modified its input(s) x (the original only reads them)", "wrong.input_modified"},
+		// Program tasks (program.go).
+		{"compile_error", StageCheck, "the answer defines the program's device variables again (__constant__ c_scale): use the program's, which its host code fills", "compile.redefines_program"},
+		{"compile_error", StageCompile, "tmpxft_00000006_00000000-6_program.cudafe1.cpp:(.text+0xc9): undefined reference to `kiln_answer::scaleAdd(float const*, float*, int)'\nthe kernel's parameter types must be exactly: ...", "compile.signature"},
+		{"compile_error", StageCompile, `program.cu(19): error: a value of type "void (*)(float *, float *, int)" cannot be used to initialize an entity of type "void (*)(const float *, float *, int)"`, "compile.signature"},
+		{"compile_error", StageCompile, `answer.cu(4): error: expected an expression`, "compile.syntax"},
+		{"wrong_output", StageCompare, "the program prints other results with the answer's kernel than with the original's:\nline 1: ...", "wrong.output"},
 	}
 	for _, c := range cases {
 		l := lanes.Taxonomy.ClassifyResult(runs.Result{Task: runs.Task{Lane: LaneName},

@@ -54,10 +54,10 @@ func (l *Lane) runStages(ctx context.Context, b *verdictBuilder, h HarnessSpec, 
 		}
 		return nil
 	}
-	if err := l.gpu.Acquire(ctx, 1); err != nil {
+	if err := l.gpu.Acquire(ctx); err != nil {
 		return context.Cause(ctx)
 	}
-	defer l.gpu.Release(1)
+	defer l.gpu.Release()
 	if err := l.checkGPU(ctx, probe); err != nil {
 		return err
 	}

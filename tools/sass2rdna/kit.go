@@ -25,6 +25,7 @@ func Kit() kit.Kit {
 		Summary:         "SASS (sm_90) -> RDNA3 (gfx1100) assembly: llvm-mc, code object and descriptor checks; AMD run pending",
 		Toolchains:      []string{toolchain.LLVMMC, toolchain.HIPCC},
 		ProbeToolchains: true,
+		Capability:      kit.CapabilityAMD,
 		Open:            open,
 		Source:          source,
 		System: func(_ kit.Tasks, toolNames []string) (string, error) {

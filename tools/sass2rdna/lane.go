@@ -290,7 +290,8 @@ func New(cfg Config) (*Lane, error) {
 	cache := cfg.Cache
 	if cache == nil {
 		var err error
-		cache, err = toolchain.NewCache(toolchain.CacheConfig{Dir: cfg.CacheDir, MemoryBytes: cfg.MemoryCacheBytes, Logger: cfg.Logger})
+		cache, err = toolchain.NewCache(toolchain.CacheConfig{Dir: cfg.CacheDir, MemoryBytes: cfg.MemoryCacheBytes, Logger: cfg.Logger,
+			Metrics: cfg.Sandbox.Metrics(), Name: LaneName})
 		if err != nil {
 			return nil, fmt.Errorf("sass2rdna: %w", err)
 		}

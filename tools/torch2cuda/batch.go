@@ -84,10 +84,16 @@ type batcher struct {
 	queue []*judgeJob
 	free  []int      // GPU slots no runner holds; slot i judges on GPU i mod len(gpus)
 	gpus  []gpuState // by GPU index
+	// slots reports the slots' states to the sandbox runner's metrics from
+	// the first evaluation submitted until Lane.Close (nil: not at all).
+	slots     *sandboxes.SlotGauge
+	slotsLive bool
+	nslots    int
 }
 
 func newBatcher(l *Lane) *batcher {
-	b := &batcher{l: l, builds: make(chan struct{}, l.cfg.CompileParallel), runBatch: l.runBatch}
+	b := &batcher{l: l, builds: make(chan struct{}, l.cfg.CompileParallel), runBatch: l.runBatch,
+		slots: sandboxes.NewSlotGauge(l.cfg.Sandbox.Metrics(), LaneName)}
 	if l.cfg.Device != "cpu" {
 		b.probe = l.probeGPU
 	}
@@ -101,6 +107,7 @@ func (b *batcher) initGPU(cfg Config) {
 	for i := range cfg.GPUSlots {
 		b.free = append(b.free, i)
 	}
+	b.nslots = cfg.GPUSlots
 	// Slot i judges on GPU i mod GPUs; with fewer slots than GPUs, the
 	// GPUs past the slots get no work.
 	b.gpus = make([]gpuState, max(1, min(cfg.GPUs, cfg.GPUSlots)))
@@ -128,6 +135,7 @@ func (l *Lane) judge(ctx context.Context, ref, cand string) (judgeResult, []byte
 func (b *batcher) submit(j *judgeJob) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.slotsLive = true
 	b.queue = append(b.queue, j)
 	b.scheduleLocked(1)
 }
@@ -155,6 +163,7 @@ func (b *batcher) run(slot int) {
 		}
 		if len(jobs) == 0 && len(b.queue) == 0 {
 			b.free = append(b.free, slot)
+			b.reportLocked()
 			b.mu.Unlock()
 			return
 		}
@@ -294,13 +303,19 @@ func judgeEnv(py, arch string) []string {
 // and the GPU stage's judge builds the candidate itself within its run
 // timeout.
 func (l *Lane) build(ctx context.Context, key, ref, cand, arch string) (map[string][]byte, error) {
+	// Builds found in the cache and builds run go to the sandbox runner's
+	// metrics; callers that wait for another's build count as neither.
+	metrics := l.cfg.Sandbox.Metrics()
 	if files := l.loadCached(key); files != nil {
+		metrics.CompileCache(LaneName, true)
 		return files, nil
 	}
 	v, err, _ := l.batches.flight.Do(key, func() (any, error) {
 		if files := l.loadCached(key); files != nil {
+			metrics.CompileCache(LaneName, true)
 			return files, nil
 		}
+		metrics.CompileCache(LaneName, false)
 		select {
 		case l.batches.builds <- struct{}{}:
 		case <-ctx.Done():

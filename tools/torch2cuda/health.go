@@ -51,6 +51,7 @@ type gpuState struct {
 // every GPU is quarantined and none is being probed. Only while work
 // waits.
 func (b *batcher) scheduleLocked(n int) {
+	defer b.reportLocked()
 	if len(b.queue) == 0 {
 		return
 	}
@@ -88,6 +89,35 @@ func (b *batcher) scheduleLocked(n int) {
 		j.done <- judgeOut{err: err}
 	}
 	b.queue = nil
+}
+
+// reportLocked reports the slots' states (busy: held by a runner or a
+// probe; quarantined: free slots of quarantined GPUs; idle: the other free
+// ones) while they are live.
+func (b *batcher) reportLocked() {
+	if b.slots == nil || !b.slotsLive {
+		return
+	}
+	idle, quarantined := 0, 0
+	for _, slot := range b.free {
+		if b.gpus[slot%len(b.gpus)].down != "" {
+			quarantined++
+		} else {
+			idle++
+		}
+	}
+	b.slots.Set(idle, b.nslots-len(b.free), quarantined)
+}
+
+// closeSlots stops reporting the slots' states; a later evaluation
+// reports them again.
+func (b *batcher) closeSlots() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.slotsLive = false
+	if b.slots != nil {
+		b.slots.Close()
+	}
 }
 
 // takeSlotLocked takes a free slot of GPU gpu, or of any GPU in service
@@ -163,6 +193,7 @@ func (b *batcher) check(gpu int, why string) string {
 		}
 		down := fmt.Sprintf("GPU %d failed its health probe: %v (after: %s)", gpu, err, why)
 		b.gpus[gpu].down, b.gpus[gpu].next = down, time.Now().Add(b.reprobe)
+		b.reportLocked()
 		b.log.Error("torch2cuda: GPU quarantined", "gpu", gpu, "probe", err.Error(), "after", why, "reprobe", b.reprobe)
 		return down, nil
 	})

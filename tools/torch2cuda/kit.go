@@ -26,6 +26,7 @@ func Kit() kit.Kit {
 		Name:       LaneName,
 		Summary:    "PyTorch modules -> custom CUDA kernels (KernelBench format), judged for correctness and speed on a GPU",
 		Toolchains: []string{toolchain.Torch},
+		Capability: kit.CapabilityTorch,
 		Open:       open,
 		Source:     source,
 		System:     system,

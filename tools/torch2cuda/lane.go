@@ -220,6 +220,13 @@ func New(cfg Config) (*Lane, error) {
 // Name implements tools.Lane.
 func (l *Lane) Name() string { return LaneName }
 
+// Close stops reporting the lane's GPU slots to the sandbox runner's
+// metrics (the campaign using the lane has ended). Idempotent.
+func (l *Lane) Close() error {
+	l.batches.closeSlots()
+	return nil
+}
+
 // Tools implements tools.Lane: none yet (the model answers directly).
 func (l *Lane) Tools(tools.Item) []tools.Tool { return nil }
 

@@ -363,3 +363,63 @@ func BenchmarkUnroll(b *testing.B) {
 		}
 	}
 }
+
+// The ptx2cuda task inputs: the PTX the ptx2cuda lane shows models (as
+// Rolled-PTX), kept in ../corpus/{builtin,bench}/<task>/<variant>.ptx.
+const taskCorpus = "../corpus"
+
+func loadTaskCorpus(t testing.TB) []corpusFile {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(taskCorpus, "*", "*", "*.ptx"))
+	if len(names) == 0 {
+		t.Skip("no ptx2cuda task corpus")
+	}
+	sort.Strings(names)
+	var files []corpusFile
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(taskCorpus, n)
+		files = append(files, corpusFile{filepath.ToSlash(rel), string(b)})
+	}
+	return files
+}
+
+// TestTaskCorpus: the round trip is exact on the ptx2cuda task PTX too; with
+// -v it prints the figures of ROLLED_PTX_BENCH.md for it.
+func TestTaskCorpus(t *testing.T) {
+	t.Parallel()
+	files := loadTaskCorpus(t)
+	var in, out, inL, outL, folding int
+	var sum float64
+	type row struct {
+		name string
+		st   Stats
+	}
+	var rows []row
+	for _, f := range files {
+		rolled, st := RollStats(f.ptx)
+		back, err := Unroll(rolled)
+		if err != nil || back != f.ptx {
+			t.Errorf("%s: round trip failed (%v)", f.name, err)
+			continue
+		}
+		in, out, inL, outL = in+st.InBytes, out+st.OutBytes, inL+st.InLines, outL+st.OutLines
+		sum += st.Reduction()
+		if st.Loops > 0 {
+			folding++
+		}
+		rows = append(rows, row{f.name, st})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].st.Reduction() > rows[j].st.Reduction() })
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d files, %d fold; bytes %d -> %d (%.1f%%), lines %d -> %d (%.1f%%), mean per file %.1f%%\n",
+		len(files), folding, in, out, 100*(1-float64(out)/float64(in)), inL, outL, 100*(1-float64(outL)/float64(inL)), 100*sum/float64(len(files)))
+	for _, r := range rows[:min(10, len(rows))] {
+		fmt.Fprintf(&b, "| %s | %d -> %d (%.1f%%) | %d -> %d | %d | %d |\n", r.name, r.st.InBytes, r.st.OutBytes,
+			100*r.st.Reduction(), r.st.InLines, r.st.OutLines, r.st.Loops, r.st.MaxDepth)
+	}
+	t.Log("\n" + b.String())
+}

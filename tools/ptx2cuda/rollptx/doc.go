@@ -1,10 +1,10 @@
 // Package rollptx converts PTX to Rolled-PTX and back.
 //
 // Rolled-PTX is the loop-rerolled form of PTX from PtxDec (section III-D): a
-// straight-line run of instructions that repeats with operands varying
-// affinely (the signature of a `#pragma unroll` loop) is folded into a `for`
-// statement. [Roll] folds, [Unroll] expands, and Unroll(Roll(x)) == x byte for
-// byte for every plain PTX text x (see "Round trip" below).
+// run of lines that repeats with numbers varying affinely (the signature of a
+// `#pragma unroll` loop) is folded into a `for` statement. [Roll] folds,
+// [Unroll] expands, and Unroll(Roll(x)) == x byte for byte for every plain
+// PTX text x (see "Round trip" below).
 //
 // # Format
 //
@@ -15,16 +15,19 @@
 //	...
 //	<W>\t<body line N>
 //
-// W is the indentation of the folded statements (a tab in nvcc output); every
-// body line is indented by one more tab. N counts the body lines, the lines of
-// nested loops included, so a reader knows where a body ends without looking
-// at the indentation (Unroll checks both). v is a variable, [a-z][a-z0-9_]*;
-// range is Python's: v takes start, start+step, ... while below limit (above
-// it for a negative step). Roll always writes range(0, K, 1) with K >= 2
-// iterations, names the variable of the innermost loops i and the enclosing
-// ones j, k, l, ...
+// W is the loop's indentation: the white space that all the (non-blank)
+// lines of the body begin with, a tab when the body is statements only, and
+// nothing when it holds labels, which nvcc writes at the start of the line.
+// Every body line is written with one more tab after W; a blank line stays
+// blank. N counts the body lines, blank lines and the lines of nested loops
+// included, so a reader knows where a body ends without looking at the
+// indentation (Unroll checks both). v is a variable, [a-z][a-z0-9_]*; range
+// is Python's: v takes start, start+step, ... while below limit (above it for
+// a negative step). Roll always writes range(0, K, 1) with K >= 2 iterations,
+// names the variable of the innermost loops i and the enclosing ones j, k, l,
+// ...
 //
-// Inside a body an operand that varies with the iteration is a VarExpr: a
+// Inside a body a number that varies with the iteration is a VarExpr: a
 // signed integer followed by one term per loop variable, in parentheses:
 // (882+i*8), (-64+i*16), (3+i*4+j*32), (100-i*2). Where it stands:
 //
@@ -33,8 +36,11 @@
 //	[%rd38+(-64+i*16)]   address offset: printed as PTX does, [%rd38+-64],
 //	                     [%rd38+16], and [%rd38] when it is 0
 //	{%f(1+i*4), %f(2+i*4)}  vector groups are registers like any other
+//	$L__BB0_(4+i*2)      the number that ends a label ($-name), where it is
+//	                     defined ($L__BB0_(4+i*2):) and where it is a
+//	                     branch target (@%p1 bra $L__BB0_(4+i*2);)
 //
-// Statements that can be folded contain no parentheses, so inside a body every
+// Lines that can be folded contain no parentheses, so inside a body every
 // "(" starts a VarExpr, and "+(" after an address base is an offset. (PtxDec's
 // printed register form, %f(%(882+i*8), is an OCR artefact; this package uses
 // %f(882+i*8).) Lines outside loops are plain PTX, copied unchanged.
@@ -63,6 +69,25 @@
 //			st.global.f32 	[%rd38+(-52+i*16)], %f(885+i*4);
 //		add.s64 	%rd38, %rd38, 128;
 //
+// A loop whose body holds an if unrolls into a run of basic blocks: a
+// branch, the block, the label the branch skips to. Those fold too, labels
+// and branch targets numbered by VarExprs, with the loop at the labels'
+// indentation (none) and blank lines kept (the unrolled
+// `for (j = 8; j < 32; j += 8) if (y + j < h) tile[..] = in[..];` of a
+// transpose):
+//
+//	for.size.12 i in range(0, 3, 1):
+//			add.s32 	%r(12+i*1), %r10, (8+i*8);
+//			setp.ge.s32 	%p(17+i*3), %r(12+i*1), %r15;
+//			or.pred  	%p(18+i*3), %p13, %p(17+i*3);
+//			@%p(18+i*3) bra 	$L__BB0_(12+i*2);
+//
+//			ld.shared.f32 	%f(6+i*1), [%r11+(32+i*32)];
+//			...
+//			st.global.f32 	[%rd(16+i*2)], %f(6+i*1);
+//
+//		$L__BB0_(12+i*2):
+//
 // Nested loops come from rolling the rolled text again: a run of loops whose
 // numbers move with an outer iteration becomes
 //
@@ -73,36 +98,47 @@
 //
 // # What folds
 //
-// Only instruction lines fold: a line whose text after its leading white space
-// starts with a lowercase letter or a guard (@%p1, @!%p1), ends with ";", holds no
-// comment and no parentheses. Labels, directives (.reg, .param, ...), comments,
-// braces, blank lines, multi-line call sequences and the control transfers
-// (bra, brx, ret, exit, trap, call) are never folded and split the text into
-// runs (straight-line code, a basic block at most); a run also ends where the
-// indentation changes. Within a run, two statements correspond when they are
-// equal except for numbers in three places: register numbers (%r12), decimal
-// immediates (-1, 32) and address offsets ([%rd4+16], [%rd4] counting as
-// offset 0). A number folds only if it is written the way this package would
-// print it (no leading zeros, no "+0"), which makes the round trip exact. A
-// repeat of a body of N statements K >= 2 times folds when every number moves
+// Any line can be part of a loop body: instructions, control transfers
+// (bra, ret, ...), labels, comments (nvcc's "// begin inline asm" around
+// inline PTX), directives, braces and blank lines, unless it holds a
+// parenthesis or a control character or is the text's last line without a
+// newline; such lines (call sequences, function headers) split the text into
+// runs. Within a run, two lines correspond when they are equal except for
+// numbers in four places: register numbers (%r12), decimal immediates (-1,
+// 32), address offsets ([%rd4+16], [%rd4] counting as offset 0) and the
+// number that ends a $-name ($L__BB0_12). A number folds only if it is
+// written the way this package would print it (no leading zeros, no "+0"),
+// which makes the round trip exact. Numbers in comments are text.
+//
+// A repeat of a body of N lines K >= 2 times folds when every number moves
 // by the same step from one iteration to the next; numbers that do not move
 // stay literal. Since any two iterations pass that test, a repeat of exactly
 // two folds only if, in addition, the register numbers of each prefix (%r,
 // %rd, %f, ...) that move all move by one step, as they do when nvcc unrolls
-// a loop. A fold is made only when it is shorter than the statements it
-// replaces.
+// a loop; the body holds two instructions or more; its lines do not repeat
+// within it; and where the lines repeat a third time, before or after, the
+// numbers other than registers go on by the same steps. (The six steps of a
+// tree reduction have equal lines but offsets that halve; two of them are no
+// loop.) A fold is made only when it is shorter than the lines it replaces.
 //
 // Per run, Roll chooses its folds by dynamic programming over the run (bodies
-// of at most [MaxBody] statements): the set of folds that makes the run
-// shortest. It then rolls its own output again, so that repeated loops fold
-// into nested ones (at most [MaxDepth] levels). Because the shortest flat
-// choice can hide a nest (one loop over a whole 3-D unrolled block instead of
-// rows that nest), each run is rolled twice, once choosing the shortest text
-// per pass and once folding at each position the nearest repeat that pays
+// of at most [MaxBody] lines): the set of folds that makes the run shortest.
+// It then rolls its own output again, so that repeated loops fold into nested
+// ones (at most [MaxDepth] levels). The shortest flat choice can hide a nest
+// (one loop over a whole 3-D unrolled block instead of rows that nest): where
+// a loop of the first pass has a body that repeats within itself, the run is
+// rolled a second way, folding at each position the nearest repeat that pays
 // (PtxDec's order, innermost loops first), and the shorter result is kept.
 // Of equally short results, the second strategy prefers loops that start
 // early; a loop may still start mid-iteration (a rotation of the source
 // loop's body) when that is shorter.
+//
+// Operands that repeat but do not move affinely (round constants, registers
+// that rotate through the iterations of a hash) are not folded: there is no
+// table form such as {k0, k1, ...}[i]. Measured on the test corpus, it would
+// add at most 1.7 points of reduction if only non-register operands could
+// be tables (see ROLLED_PTX_BENCH.md); registers in tables would read as
+// noise to a model decompiling the loop.
 //
 // # Round trip
 //

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"hash/maphash"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 const (
-	// MaxBody is the longest loop body Roll looks for, in statements (a
-	// nested loop counts as one).
+	// MaxBody is the longest loop body Roll looks for, in lines (a nested
+	// loop counts as one).
 	MaxBody = 256
 	// MaxDepth is the deepest loop nesting Roll makes.
 	MaxDepth = 8
@@ -80,10 +81,13 @@ func RollStats(ptx string) (string, Stats) {
 }
 
 func (r *roller) unitStats(u *unit, depth int, st *Stats) {
-	st.OutStatements++
 	if u.loop < 0 {
+		if r.lines[u.line].instr {
+			st.OutStatements++
+		}
 		return
 	}
+	st.OutStatements++
 	l := &r.loops[u.loop]
 	st.Loops++
 	st.MaxDepth = max(st.MaxDepth, depth)
@@ -113,16 +117,29 @@ type term struct {
 	level  int32
 }
 
-// hole is a number of a statement: its value in the first iteration and,
+// hole is a number of a line: its value in the first iteration and,
 // inside loops, how it moves (terms r.terms[tlo:tlo+tn], inner loops first).
 type hole struct {
 	base  int64
+	start int32 // lexed holes: where the number is in the source
 	tlo   int32
-	tn    int32
-	tlen  int32 // length of the rendered terms; 0 when there are none
+	tn    int16
+	tlen  int16 // length of the rendered terms; 0 when there are none
 	blen  uint8 // digits(base)
 	kind  uint8
 	class uint8 // register number: its prefix (%r, %rd, %f, ...); 0 otherwise
+}
+
+// srcLen is the length of a lexed hole in the source: "+N" for an offset,
+// nothing for offset 0.
+func (h *hole) srcLen() int32 {
+	if h.kind == kindOffset {
+		if h.base == 0 {
+			return 0
+		}
+		return 1 + int32(h.blen)
+	}
+	return int32(h.blen)
 }
 
 // loopNode is a folded loop; its body is the first iteration,
@@ -132,7 +149,9 @@ type loopNode struct {
 	k       int32
 	level   int32
 	lines   int32 // body lines
-	indLine int32 // a line with the loop's indentation
+	indLine int32 // a line whose indentation starts with the loop's
+	indLen  int32 // the loop's indentation: the common prefix of its body's
+	tabs    bool  // that is tabs only
 }
 
 // unit is an item of the text: a separator line, a statement or a loop. The
@@ -140,21 +159,34 @@ type loopNode struct {
 type unit struct {
 	shape int32 // -1: separator
 	line  int32 // statement or separator: its line
-	hsrc  int32 // statement: its first hole in r.hpos
 	hlo   int32 // numbers: r.holes[hlo:hlo+hn]
 	hn    int32
 	loop  int32 // index in r.loops; -1: not a loop
 	cost  int32 // rendered bytes, newlines included
 	lines int32 // rendered lines
+	blank int32 // rendered lines that are empty (they take no indentation)
 	level int32 // 0 statement, else the loop's variable level (1 = i)
 }
 
 func (r *roller) holesOf(u *unit) []hole { return r.holes[u.hlo : u.hlo+u.hn] }
 
+// fixOf is what a number adds when it becomes a VarExpr besides its new
+// term: the parentheses, and the "+0" of an offset 0, unless it has terms.
+func fixOf(base int64, tlen int16, kind uint8) uint8 {
+	switch {
+	case tlen != 0:
+		return 0
+	case kind == kindOffset && base == 0:
+		return 4
+	}
+	return 2
+}
+
 type lineInfo struct {
 	start, end int32 // without the "\n"
 	ind        int32 // leading white space
 	instr      bool  // an instruction line (for Stats)
+	tabs       bool  // the leading white space is tabs only
 }
 
 type tabEnt struct {
@@ -163,7 +195,16 @@ type tabEnt struct {
 	gen uint32 // the entry is empty unless gen is the roller's
 }
 
-type cand struct{ n, r1, r2 int32 }
+// cand is a candidate body length n at a position p: r1 units from p match
+// the unit n further. Once r1 >= n (the candidate is hot), r2 is how many of
+// them also move by the same step as the next pair, and w how much the
+// VarExprs add to the body u[p:p+n].
+type cand struct {
+	n, r1, r2 int32
+	r2c       int32 // like r2, for the numbers other than registers
+	at        int32 // long bodies: the position of the candidate
+	w         int64
+}
 
 type roller struct {
 	src   string
@@ -172,14 +213,17 @@ type roller struct {
 	items []unit
 	spare []unit
 	out   []byte
-	work  [4][]unit // the two strategies' passes
+	work  [4][]unit // the passes of the two strategies
+	ins   []int32   // render's stack of loop indentations
 
-	hpos    []int32 // per lexed hole: start, end in src
 	classes []string
-	holes   []hole // the lexed holes, then those of loops
-	terms   []term
-	loops   []loopNode
-	bodies  []unit
+	// the last regClass lookup
+	lastClass string
+	lastID    uint8
+	holes     []hole // the lexed holes, then those of loops
+	terms     []term
+	loops     []loopNode
+	bodies    []unit
 
 	// shape interning
 	tab      []tabEnt
@@ -190,15 +234,35 @@ type roller struct {
 
 	// per-run dynamic programming
 	next   []int32
-	last   []int32
-	stamp  []uint32
-	gen    uint32
+	fc     foldCtx
+	shp    []int32 // the shapes of the run's units, then gram times -2
 	best   []score
 	choice []int32 // packed: N, K
 	cost   []int64 // prefix sums
 	nlines []int64
-	prev   []cand
-	cur    []cand
+	ntabs  []int64 // prefix sums of the lines that take indentation
+	ninstr []int32 // prefix sums of instruction lines, a loop counting as two
+	long   [MaxBody + 1]cand
+	base   int32 // see foldRun
+	reach  []reach
+	indl   []int32 // per position: indentKey
+	minHot []int32 // per position: the shortest body whose loop starts there
+	// nestable: a loop made by the last foldRun for flat has a body that
+	// holds a loop of its own
+	nestable bool
+	ind0     []int32 // prefix counts of indentKey 0
+	indx     []int32 // prefix counts of indentKey other than -1, 0, 1
+	khash    []uint64
+	ktab     []int32
+
+	// later passes
+	plast  []int32
+	pstamp []uint32
+	pgen   uint32
+	paired []int32
+	psame  []int32
+	pfar   []int32
+	pdiff  []int32
 }
 
 var (
@@ -210,7 +274,7 @@ var (
 
 func (r *roller) release() {
 	big := len(r.src) > 4<<20
-	r.src = ""
+	r.src, r.lastClass = "", ""
 	if big {
 		return // do not keep the buffers of a huge text
 	}
@@ -235,8 +299,8 @@ func (r *roller) roll(src string) string {
 	r.instr = 0
 	r.lines = r.lines[:0]
 	r.items = r.items[:0]
-	r.hpos = r.hpos[:0]
 	r.classes = r.classes[:0]
+	r.lastClass, r.lastID = "", 0
 	r.holes = r.holes[:0]
 	r.terms = r.terms[:0]
 	r.loops = r.loops[:0]
@@ -267,10 +331,13 @@ func (r *roller) roll(src string) string {
 		return src
 	}
 	dst := r.out[:0]
+	if cap(r.ins) < MaxDepth+1 {
+		r.ins = make([]int32, 0, MaxDepth+1)
+	}
 	for i := range r.items {
 		u := &r.items[i]
 		if u.loop >= 0 {
-			dst = r.render(dst, u, r.holesOf(u), 0)
+			dst = r.render(dst, u, r.holesOf(u), r.ins[:0])
 			continue
 		}
 		li := r.lines[u.line]
@@ -297,12 +364,13 @@ func (r *roller) lex() bool {
 			end += pos
 		}
 		line := src[pos:end]
-		ind := 0
+		ind, spaces := 0, false
 		for ind < len(line) && (line[ind] == '\t' || line[ind] == ' ') {
+			spaces = spaces || line[ind] == ' '
 			ind++
 		}
 		body := line[ind:]
-		li := lineInfo{start: int32(pos), end: int32(end), ind: int32(ind)}
+		li := lineInfo{start: int32(pos), end: int32(end), ind: int32(ind), tabs: !spaces}
 		if isHeaderLike(body) {
 			ok = false // keep counting statements for Stats
 		}
@@ -311,7 +379,7 @@ func (r *roller) lex() bool {
 			r.instr++
 		}
 		u := unit{shape: -1, line: int32(len(r.lines)), loop: -1}
-		if li.instr && nl && !isControl(body) {
+		if nl {
 			r.statement(&u, line, pos, ind)
 		}
 		r.lines = append(r.lines, li)
@@ -346,52 +414,31 @@ func isHeaderLike(s string) bool {
 	return false
 }
 
-// isControl reports whether the instruction transfers control (ends a basic
-// block) or starts a call sequence.
-func isControl(s string) bool {
-	if s[0] == '@' {
-		i := strings.IndexAny(s, " \t")
-		if i < 0 {
-			return true
-		}
-		s = strings.TrimLeft(s[i:], " \t")
-	}
-	end := 0
-	for end < len(s) && isLetter(s[end]) {
-		end++
-	}
-	switch s[:end] {
-	case "bra", "brx", "ret", "exit", "trap", "call":
-		return true
-	}
-	return false
-}
-
-// statement lexes a foldable instruction line into u: its numbers become
-// holes and the rest its shape. The line stays a separator when it holds a
-// byte a statement cannot (comment, parenthesis, control character).
+// statement lexes a line into u: its numbers become holes and the rest its
+// shape. Any line can be a statement (instructions, labels, comments,
+// directives, blank lines) unless it holds a byte a loop body cannot:
+// a parenthesis (inside a body "(" starts a VarExpr) or a control
+// character; such a line stays a separator.
 func (r *roller) statement(u *unit, line string, pos, ind int) {
 	a0 := len(r.arena)
-	h0 := len(r.holes)
+	holes := r.holes
+	h0 := len(holes)
 	shape := append(r.arena, line[:ind]...)
 	n := len(line)
 	i := ind
-	fail := func() {
-		r.arena = r.arena[:a0]
-		r.holes = r.holes[:h0]
-		r.hpos = r.hpos[:2*h0]
-	}
 	for i < n {
 		c := line[i]
 		switch {
 		case c == '%':
-			i, shape = r.register(line, i, pos, shape)
+			i, shape, holes = r.register(line, i, pos, shape, holes)
+		case c == '$' && (i == 0 || !isIdent(line[i-1])):
+			i, shape, holes = label(line, i, pos, shape, holes)
 		case c == '[':
 			shape = append(shape, '[')
 			i++
 			j := i
 			if j < n && line[j] == '%' {
-				j, shape = r.register(line, j, pos, shape)
+				j, shape, holes = r.register(line, j, pos, shape, holes)
 			} else if j < n && (isLetter(line[j]) || line[j] == '_' || line[j] == '$') {
 				for j < n && (isIdent(line[j]) || line[j] == '.') {
 					j++
@@ -402,7 +449,7 @@ func (r *roller) statement(u *unit, line string, pos, ind int) {
 			}
 			i = j
 			if j < n && line[j] == ']' {
-				r.addHole(pos+j, pos+j, 0, 1, kindOffset)
+				holes = append(holes, hole{start: int32(pos + j), blen: 1, kind: kindOffset})
 				shape = append(shape, kindOffset)
 			} else if j+1 < n && line[j] == '+' {
 				m := j + 1
@@ -414,7 +461,7 @@ func (r *roller) statement(u *unit, line string, pos, ind int) {
 				}
 				if m < n && line[m] == ']' {
 					if v, ok := canonInt(line[j+1 : m]); ok && v != 0 {
-						r.addHole(pos+j, pos+m, v, m-j-1, kindOffset)
+						holes = append(holes, hole{base: v, start: int32(pos + j), blen: uint8(m - j - 1), kind: kindOffset})
 						shape = append(shape, kindOffset)
 						i = m
 					}
@@ -425,9 +472,9 @@ func (r *roller) statement(u *unit, line string, pos, ind int) {
 			for m < n && isDigit(line[m]) {
 				m++
 			}
-			if isImmPrev(line[i-1]) && m < n && isImmNext(line[m]) {
+			if i > 0 && isImmPrev(line[i-1]) && m < n && isImmNext(line[m]) {
 				if v, ok := canonInt(line[i:m]); ok {
-					r.addHole(pos+i, pos+m, v, m-i, kindPlain)
+					holes = append(holes, hole{base: v, start: int32(pos + i), blen: uint8(m - i), kind: kindPlain})
 					shape = append(shape, kindPlain)
 					i = m
 					continue
@@ -435,9 +482,19 @@ func (r *roller) statement(u *unit, line string, pos, ind int) {
 			}
 			shape = append(shape, line[i:m]...)
 			i = m
-		case c < ' ' && c != '\t', c == '(', c == ')', c == '/':
-			r.arena = shape
-			fail()
+		case c == '/':
+			// a comment: the rest of the line is text (it holds no
+			// parenthesis: checked below)
+			for m := i; m < n; m++ {
+				if c := line[m]; c == '(' || c == ')' || (c < ' ' && c != '\t') {
+					r.arena, r.holes = shape[:a0], holes[:h0]
+					return
+				}
+			}
+			shape = append(shape, line[i:]...)
+			i = n
+		case c < ' ' && c != '\t', c == '(', c == ')':
+			r.arena, r.holes = shape[:a0], holes[:h0]
 			return
 		default:
 			// copy up to the next byte that needs a look
@@ -449,11 +506,14 @@ func (r *roller) statement(u *unit, line string, pos, ind int) {
 			i = m
 		}
 	}
-	r.arena = shape
+	r.arena, r.holes = shape, holes
 	u.shape = r.intern(a0)
-	u.hsrc, u.hlo, u.hn = int32(h0), int32(h0), int32(len(r.holes)-h0)
+	u.hlo, u.hn = int32(h0), int32(len(holes)-h0)
 	u.cost = int32(n + 1)
 	u.lines = 1
+	if n == 0 {
+		u.blank = 1
+	}
 }
 
 // special marks the bytes statement looks at; the others are copied in runs.
@@ -461,7 +521,7 @@ var special = func() (t [256]bool) {
 	for c := 0; c < ' '; c++ {
 		t[c] = true
 	}
-	for _, c := range "%[-()/0123456789" {
+	for _, c := range "%$[-()/0123456789" {
 		t[c] = true
 	}
 	// a digit right after an identifier byte is copied with it below, but
@@ -473,7 +533,7 @@ func isImmPrev(c byte) bool { return c == ' ' || c == '\t' || c == ',' || c == '
 func isImmNext(c byte) bool { return c == ',' || c == ';' || c == '}' || c == ']' }
 
 // register lexes a "%name123" at line[i]; the number becomes a hole.
-func (r *roller) register(line string, i, pos int, shape []byte) (int, []byte) {
+func (r *roller) register(line string, i, pos int, shape []byte, holes []hole) (int, []byte, []hole) {
 	n := len(line)
 	j := i + 1
 	for j < n && isLetter(line[j]) {
@@ -489,19 +549,54 @@ func (r *roller) register(line string, i, pos int, shape []byte) (int, []byte) {
 	if j > i+1 && k > j && (k == n || !isIdent(line[k])) && k-j <= 18 && (line[j] != '0' || k == j+1) {
 		shape = append(shape, line[i:j]...)
 		shape = append(shape, kindPlain)
-		r.addHole(pos+j, pos+k, v, k-j, kindPlain)
-		r.holes[len(r.holes)-1].class = r.regClass(line[i+1 : j])
-		return k, shape
+		holes = append(holes, hole{base: v, start: int32(pos + j), blen: uint8(k - j), kind: kindPlain,
+			class: r.regClass(line[i+1 : j])})
+		return k, shape, holes
 	}
 	// not a numbered register: copy the name whole
 	for k < n && isIdent(line[k]) {
 		k++
 	}
-	return k, append(shape, line[i:k]...)
+	return k, append(shape, line[i:k]...), holes
+}
+
+// label lexes a "$name123" at line[i] (nvcc's labels, $L__BB0_12): the
+// number that ends the name becomes a hole, so that the labels and branch
+// targets of an unrolled multi-block loop body can fold.
+func label(line string, i, pos int, shape []byte, holes []hole) (int, []byte, []hole) {
+	n := len(line)
+	k := i + 1
+	for k < n && isIdent(line[k]) && line[k] != '$' {
+		k++
+	}
+	j := k
+	for j > i+1 && isDigit(line[j-1]) {
+		j--
+	}
+	if j < k && j > i+1 && k-j <= 18 && (line[j] != '0' || k == j+1) {
+		var v int64
+		for _, c := range []byte(line[j:k]) {
+			v = v*10 + int64(c-'0')
+		}
+		shape = append(shape, line[i:j]...)
+		shape = append(shape, kindPlain)
+		holes = append(holes, hole{base: v, start: int32(pos + j), blen: uint8(k - j), kind: kindPlain})
+		return k, shape, holes
+	}
+	return k, append(shape, line[i:k]...), holes
 }
 
 // regClass numbers register prefixes from 1; 255 stands for all past 254.
 func (r *roller) regClass(prefix string) uint8 {
+	if prefix == r.lastClass {
+		return r.lastID
+	}
+	id := r.findClass(prefix)
+	r.lastClass, r.lastID = prefix, id
+	return id
+}
+
+func (r *roller) findClass(prefix string) uint8 {
 	for i, c := range r.classes {
 		if c == prefix {
 			return uint8(i + 1)
@@ -512,11 +607,6 @@ func (r *roller) regClass(prefix string) uint8 {
 	}
 	r.classes = append(r.classes, prefix)
 	return uint8(len(r.classes))
-}
-
-func (r *roller) addHole(s, e int, v int64, blen int, kind uint8) {
-	r.hpos = append(r.hpos, int32(s), int32(e))
-	r.holes = append(r.holes, hole{base: v, blen: uint8(blen), kind: kind})
 }
 
 // canonInt parses a decimal integer written the way strconv prints it, of
@@ -588,16 +678,17 @@ func (r *roller) grow() {
 }
 
 func (r *roller) indentOf(u *unit) string {
-	line := u.line
 	if u.loop >= 0 {
-		line = r.loops[u.loop].indLine
+		l := &r.loops[u.loop]
+		li := r.lines[l.indLine]
+		return r.src[li.start : li.start+l.indLen]
 	}
-	li := r.lines[line]
+	li := r.lines[u.line]
 	return r.src[li.start : li.start+li.ind]
 }
 
-// rollRuns rolls every run of statements (straight-line code with one
-// indentation) and reports whether anything folded.
+// rollRuns rolls every run of statements (the lines between two separators)
+// and reports whether anything folded.
 func (r *roller) rollRuns() bool {
 	items := r.items
 	out := r.spare[:0]
@@ -608,9 +699,8 @@ func (r *roller) rollRuns() bool {
 			i++
 			continue
 		}
-		ind := r.indentOf(&items[i])
 		j := i + 1
-		for j < len(items) && items[j].shape >= 0 && r.indentOf(&items[j]) == ind {
+		for j < len(items) && items[j].shape >= 0 {
 			j++
 		}
 		if j-i < 2 {
@@ -621,14 +711,22 @@ func (r *roller) rollRuns() bool {
 		// Two strategies; the shorter result wins. Flat: each pass makes
 		// its own text shortest. Innermost: each pass folds the nearest
 		// repeat that pays (PtxDec's order), which leaves the loops of an
-		// unrolled nest for the next passes to nest.
-		a, ca := r.passes(items[i:j], ind, false, 0)
-		b, cb := a, ca
-		if len(a) < j-i { // something folded
-			b, cb = r.passes(items[i:j], ind, true, 2)
-		}
-		if cb < ca {
-			a = b
+		// unrolled nest for the next passes to nest. Innermost runs only
+		// where it can win: when a loop of flat's first pass has a body
+		// that repeats within itself (flat folded a whole unrolled nest
+		// into one loop, the nest hidden in its body).
+		first, f := r.foldRun(items[i:j], flat, r.work[0][:0])
+		r.work[0] = first
+		a := items[i:j]
+		if f {
+			a = r.passes(first, flat, 0)
+			if r.nestable {
+				first, f = r.foldRun(items[i:j], innermost, r.work[2][:0])
+				r.work[2] = first
+				if b := r.passes(first, innermost, 2); f && unitsCost(b) < unitsCost(a) {
+					a = b
+				}
+			}
 		}
 		folded = folded || len(a) < j-i
 		out = append(out, a...)
@@ -638,24 +736,116 @@ func (r *roller) rollRuns() bool {
 	return folded
 }
 
-// passes folds run until a pass folds nothing, in r.work[w] and r.work[w+1],
-// and returns the result and its length.
-func (r *roller) passes(run []unit, ind string, innermost bool, w int) ([]unit, int64) {
+// passes folds run (the result of a first pass, in r.work[w]) again until a
+// pass folds nothing, in r.work[w^1] and r.work[w], and returns the result.
+//
+// A later pass can only nest: each iteration of a new loop's body holds a
+// loop of the passes before (iterations have the shapes of the first one, and
+// one of plain statements would have been folded already), and that loop has
+// a twin of its shape in the next or the previous iteration, the body's
+// length N away. So a pass rolls only the units closer than N to a loop with
+// a twin N away (N <= MaxBody), one stretch at a time, and copies the others.
+func (r *roller) passes(run []unit, strat int, w int) []unit {
 	cur := run
-	for pass := 0; pass < MaxDepth; pass++ {
-		next, folded := r.foldRun(cur, ind, innermost, r.work[w][:0])
-		r.work[w] = next
+	for pass := 1; pass < MaxDepth; pass++ {
+		spans := r.twinSpans(cur)
+		if len(spans) == 0 {
+			break
+		}
+		dst := r.work[w^1][:0]
+		folded := false
+		done := 0
+		for k := 0; k < len(spans); k += 2 {
+			lo, hi := int(spans[k]), int(spans[k+1])
+			dst = append(dst, cur[done:lo]...)
+			var f bool
+			dst, f = r.foldRun(cur[lo:hi], strat, dst)
+			folded = folded || f
+			done = hi
+		}
+		dst = append(dst, cur[done:]...)
+		r.work[w^1] = dst
 		if !folded {
 			break
 		}
-		cur = next
+		cur = dst
 		w ^= 1
 	}
-	var c int64
-	for i := range cur {
-		c += int64(cur[i].cost)
+	return cur
+}
+
+// twinSpans returns the stretches of us (lo, hi pairs, in order) where a
+// later pass can fold: the units closer than d to a loop that has a loop of
+// its shape (a twin) d <= MaxBody units before or after it, the farthest
+// such d.
+func (r *roller) twinSpans(us []unit) []int32 {
+	if len(r.plast) < r.nshape {
+		r.plast = make([]int32, r.nshape+r.nshape/2+16)
+		r.pstamp = make([]uint32, len(r.plast))
+		r.pgen = 0
 	}
-	return cur, c
+	r.pgen++
+	if r.pgen == 0 {
+		clear(r.pstamp)
+		r.pgen = 1
+	}
+	n := len(us)
+	if cap(r.psame) < n {
+		r.psame = make([]int32, n)
+		r.pfar = make([]int32, n)
+		r.pdiff = make([]int32, n+1)
+	}
+	same, far := r.psame[:n], r.pfar[:n]
+	any := false
+	for y := range us {
+		if us[y].loop < 0 {
+			continue
+		}
+		sh := us[y].shape
+		same[y], far[y] = -1, 0
+		if r.pstamp[sh] == r.pgen {
+			same[y] = r.plast[sh]
+			for x := same[y]; x >= 0 && y-int(x) <= MaxBody; x = same[x] {
+				d := int32(y) - x
+				far[y] = max(far[y], d)
+				far[x] = max(far[x], d)
+				any = true
+			}
+		}
+		r.pstamp[sh], r.plast[sh] = r.pgen, int32(y)
+	}
+	res := r.paired[:0]
+	if any {
+		diff := r.pdiff[:n+1]
+		clear(diff)
+		for y := range us {
+			if us[y].loop >= 0 && far[y] > 0 {
+				diff[max(0, y-int(far[y])+1)]++
+				diff[min(n, y+int(far[y]))]--
+			}
+		}
+		c := int32(0)
+		for y := 0; y <= n; y++ {
+			was := c
+			c += diff[y]
+			switch {
+			case was == 0 && c > 0:
+				res = append(res, int32(y))
+			case was > 0 && c == 0:
+				res = append(res, int32(y))
+			}
+		}
+	}
+	r.paired = res
+	return res
+}
+
+func unitsCost(us []unit) int64 {
+	var c int64
+	for i := range us {
+		c += int64(us[i].cost)
+	}
+	return c
 }
 
 var pow10 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
@@ -674,17 +864,20 @@ func digits(v int64) int32 {
 	return n + d + 1
 }
 
-func headerLen(ind string, bodyLines, k int64) int64 {
+func headerLen(ind int, bodyLines, k int64) int64 {
 	// for.size.<N> i in range(0, <K>, 1):\n
-	return int64(len(ind)) + 30 + int64(digits(bodyLines)+digits(k))
+	return int64(ind) + 30 + int64(digits(bodyLines)+digits(k))
 }
 
 func termLen(d int64) int32 {
 	if d < 0 {
-		d = -d
+		d = -d // |d| < 2e18: numbers have at most 18 digits
 	}
-	if d < 10 {
+	switch {
+	case d < 10:
 		return 4
+	case d < 100:
+		return 5
 	}
 	return 3 + digits(d)
 }
@@ -699,7 +892,7 @@ func holeLen(h *hole) int32 {
 		}
 		return int32(h.blen)
 	}
-	return exprLen(h, h.tlen)
+	return exprLen(h, int32(h.tlen))
 }
 
 // exprLen is the length of h written as a VarExpr with terms of length tlen.
@@ -719,157 +912,518 @@ type score struct{ b, pen int64 }
 
 func (s score) less(t score) bool { return s.b < t.b || (s.b == t.b && s.pen < t.pen) }
 
+// gram is the length of the shape sequences (k-grams) by which foldRun finds
+// repeats of bodies of gram or more units; shorter bodies it finds by
+// comparing shapes directly.
+const gram = 8
+
+// Strategies of foldRun (see rollRuns).
+const (
+	flat      = iota // make each pass's text shortest
+	innermost        // fold at each position the nearest repeat that pays
+)
+
 // foldRun chooses the folds of one run of units by dynamic programming
-// (best[p] = the best rendering of u[p:]) and appends the result to out. A
-// fold must be shorter than the statements it replaces. With innermost, only
-// the nearest repeat that pays is considered at each position.
-func (r *roller) foldRun(u []unit, ind string, innermost bool, out []unit) ([]unit, bool) {
+// (best[p] = the best rendering of u[p:]) with the strategy strat, appends
+// the result to out and reports whether anything folded. A fold must be
+// shorter than the statements it replaces.
+//
+// Candidates: at position p, a body of N units can repeat only if u[p+N]
+// has the shape of u[p]. For N < gram every such N is a candidate; for
+// larger N only those where the gram shapes from p recur N later (a loop of
+// such a body needs N >= gram matching units anyway), found through a chain
+// of equal k-grams. Per candidate the recurrences over p give, in O(1)
+// amortised: r1, how many units from p match the unit N further; once
+// r1 >= N (the candidate is hot, a loop can start at p), r2, how many of
+// them also move by the same step as the next pair, and w, how much the
+// VarExprs add to the body (a window sum that slides with p).
+func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 	n := len(u)
-	penW := int64(0) // the tie-break of score, used by the innermost strategy
-	if innermost {
-		penW = 1
-	}
 	if cap(r.next) < n {
 		r.next = make([]int32, n)
+		r.shp = make([]int32, n+gram)
 		r.best = make([]score, n+1)
 		r.choice = make([]int32, 2*n)
 		r.cost = make([]int64, n+1)
 		r.nlines = make([]int64, n+1)
+		r.ntabs = make([]int64, n+1)
+		r.ninstr = make([]int32, n+1)
+		r.indl = make([]int32, n)
+		r.minHot = make([]int32, n)
+		r.ind0 = make([]int32, n+1)
+		r.indx = make([]int32, n+1)
 	}
-	if len(r.last) < r.nshape {
-		r.last = make([]int32, r.nshape+r.nshape/2+16)
-		r.stamp = make([]uint32, len(r.last))
-		r.gen = 0
-	}
-	r.gen++
-	if r.gen == 0 { // wrapped: old stamps could look current
-		clear(r.stamp)
-		r.gen = 1
-	}
-	next, best, choice := r.next[:n], r.best[:n+1], r.choice[:2*n]
-	cost, nlines := r.cost[:n+1], r.nlines[:n+1]
-	any := false
-	for q := n - 1; q >= 0; q-- {
-		s := u[q].shape
-		if r.stamp[s] == r.gen {
-			next[q] = r.last[s]
-			any = true
-		} else {
-			next[q] = -1
-		}
-		r.stamp[s], r.last[s] = r.gen, int32(q)
-	}
-	if !any {
-		return append(out, u...), false
-	}
-	cost[0], nlines[0] = 0, 0
+	next, shp := r.next[:n], r.shp[:n+gram]
+	cost, nlines, ntabs, ninstr := r.cost[:n+1], r.nlines[:n+1], r.ntabs[:n+1], r.ninstr[:n+1]
+	indl, ind0, indx, minHot := r.indl[:n], r.ind0[:n+1], r.indx[:n+1], r.minHot[:n]
+	best, choice := r.best[:n+1], r.choice[:2*n]
+	cost[0], nlines[0], ntabs[0], ind0[0], indx[0], ninstr[0] = 0, 0, 0, 0, 0, 0
 	for q := 0; q < n; q++ {
-		cost[q+1] = cost[q] + int64(u[q].cost)
-		nlines[q+1] = nlines[q] + int64(u[q].lines)
+		uq := &u[q]
+		shp[q] = uq.shape
+		cost[q+1] = cost[q] + int64(uq.cost)
+		nlines[q+1] = nlines[q] + int64(uq.lines)
+		ntabs[q+1] = ntabs[q] + int64(uq.lines-uq.blank)
+		ninstr[q+1] = ninstr[q]
+		switch {
+		case uq.loop >= 0:
+			ninstr[q+1] += 2 // a loop counts as two instructions
+		case r.lines[uq.line].instr:
+			ninstr[q+1]++
+		}
+		k := r.indentKey(uq)
+		indl[q] = k
+		ind0[q+1], indx[q+1] = ind0[q], indx[q]
+		switch k {
+		case -1, 1:
+		case 0:
+			ind0[q+1]++
+		default:
+			indx[q+1]++
+		}
+	}
+	for q := n; q < n+gram; q++ {
+		shp[q] = -2 // no unit: matches nothing
+	}
+	r.chain(shp[:n], next)
+	fc := &r.fc
+	*fc = foldCtx{u: u, shp: shp, cost: cost, nlines: nlines, ntabs: ntabs, ninstr: ninstr, best: best}
+	if strat == innermost {
+		fc.penW, fc.inner = 1, true
 	}
 	best[n] = score{}
-	prev, cur := r.prev[:0], r.cur[:0]
-	folded := false
+	// small[N] is the candidate N < gram of position p+1 (r1 = 0: none);
+	// long[N] that of the last position with one, at (plus base: stamps
+	// of earlier calls never match)
+	small := &fc.small
+	for N := range small {
+		small[N] = cand{n: int32(N)}
+	}
+	long := &r.long
+	if r.base > 1<<30 || long[1].n != 1 {
+		for N := range long {
+			long[N] = cand{n: int32(N), at: -1}
+		}
+		r.base = 0
+	}
+	base := r.base
+	r.base += int32(n) + 1
 	for p := n - 1; p >= 0; p-- {
-		b := score{int64(u[p].cost) + best[p+1].b, penW*int64(n-p) + best[p+1].pen}
-		var cn, ck int32
-		cur = cur[:0]
-		j := 0
-		sh := u[p].shape
-		found := false
-		for q := next[p]; q >= 0 && q-int32(p) <= MaxBody; q = next[q] {
-			N := q - int32(p)
-			for j < len(prev) && prev[j].n < N {
-				j++
+		fc.b = score{int64(u[p].cost) + best[p+1].b, fc.penW*int64(n-p) + best[p+1].pen}
+		fc.cn, fc.ck, fc.found = 0, 0, false
+		minHot[p] = 0
+		sh := shp[p]
+		near := shp[p+1 : p+gram]
+		if next[p] < 0 && near[0] != sh && near[1] != sh && near[2] != sh && near[3] != sh &&
+			near[4] != sh && near[5] != sh && near[6] != sh {
+			// no candidate at p
+			for N := 1; N < gram; N++ {
+				small[N].r1 = 0
 			}
-			var pr1, pr2 int32
-			if j < len(prev) && prev[j].n == N {
-				pr1, pr2 = prev[j].r1, prev[j].r2
-			}
-			// r1: how many consecutive positions from p match the one N
-			// further; r2: how many also move by the same step as the
-			// next pair. The recurrences hold because every N <= MaxBody
-			// with a match is in the list of p+1.
-			r1, r2 := 1+pr1, int32(0)
-			if q2 := q + N; q2 < int32(n) && u[q2].shape == sh && affine(r.holesOf(&u[p]), r.holesOf(&u[q]), r.holesOf(&u[q2])) {
-				r2 = 1 + pr2
-			}
-			cur = append(cur, cand{N, r1, r2})
-			if r1 < N || (innermost && found) {
+			best[p] = fc.b
+			choice[2*p], choice[2*p+1] = 0, 0
+			continue
+		}
+		hp := r.holesOf(&u[p])
+		reach := r.reach[:0]
+		r.reach = reach
+		// short bodies: r1 by its recurrence for every N < gram
+		for N := int32(1); N < gram; N++ {
+			c := &small[N]
+			if near[N-1] != sh {
+				c.r1 = 0
 				continue
 			}
-			K := 1 + r1/N
-			if k2 := 2 + r2/N; k2 < K {
-				K = k2
-			}
-			bl := nlines[p+int(N)] - nlines[p]
-			lower := cost[p+int(N)] - cost[p] + bl
-			exact, uniform := int64(-1), false
-			for k := K; k >= 2 && k > K-3; k-- {
-				end := p + int(N*k)
-				hl := headerLen(ind, bl, int64(k))
-				if hl+lower >= cost[end]-cost[p] || hl+lower+best[end].b > b.b {
-					continue
-				}
-				if exact < 0 {
-					d, uni := r.bodyDelta(u, p, int(N))
-					exact, uniform = lower+d, uni
-				}
-				if k == 2 && !uniform {
-					// Any two iterations are affine. Take two as a loop
-					// only when, as in code nvcc unrolled, the registers
-					// of each prefix that move, move by one step (each
-					// iteration defines its registers in the same order).
-					// Three or more iterations are evidence enough: there
-					// values live out of the block (numbered downwards)
-					// and temporaries (upwards) differ legitimately.
-					continue
-				}
-				f := hl + exact
-				if f >= cost[end]-cost[p] {
-					continue // not shorter
-				}
-				found = true
-				if t := (score{f + best[end].b, best[end].pen}); t.less(b) {
-					b, cn, ck = t, N, k
+			pc := *c // p+1's
+			c.r1 = 1 + pc.r1
+			if c.r1 >= N {
+				r.heat(c, &pc, pc.r1 >= N, hp, p, N)
+				r.eval(p, c)
+				reach = r.addReach(reach, c)
+				if minHot[p] == 0 {
+					minHot[p] = N
 				}
 			}
 		}
-		best[p] = b
-		choice[2*p], choice[2*p+1] = cn, ck
-		prev, cur = cur, prev
+		// long bodies: the candidates whose k-grams recur
+		for q := next[p]; q >= 0; q = next[q] {
+			N := q - int32(p)
+			if N < gram {
+				continue
+			}
+			if N > MaxBody {
+				break
+			}
+			c := &long[N]
+			pc := *c
+			c.r1 = gram // units p+1 .. p+gram-1 match too, and no more
+			if pc.at != base+int32(p+1) {
+				pc.r1 = 0
+			} else {
+				c.r1 = 1 + pc.r1
+			}
+			c.at = base + int32(p)
+			if c.r1 >= N {
+				if minHot[p] == 0 {
+					minHot[p] = N
+				}
+				r.heat(c, &pc, pc.r1 >= N, hp, p, N)
+				if !dominated(reach, c) {
+					r.eval(p, c)
+				}
+				reach = r.addReach(reach, c)
+			}
+		}
+		best[p] = fc.b
+		choice[2*p], choice[2*p+1] = fc.cn, fc.ck
 	}
-	r.prev, r.cur = prev, cur
+	r.reach = r.reach[:0]
+	fc.u, fc.best, fc.shp = nil, nil, nil
+	if strat == flat {
+		r.nestable = false
+		for p := 0; p < n && !r.nestable; {
+			N, K := int(choice[2*p]), int(choice[2*p+1])
+			if N == 0 {
+				p++
+				continue
+			}
+			for x := p; x < p+N; x++ {
+				if m := int(minHot[x]); m > 0 && x+2*m <= p+N {
+					r.nestable = true
+				}
+			}
+			p += N * K
+		}
+	}
+	folded := false
+	done := 0
 	for p := 0; p < n; {
 		N, K := int(choice[2*p]), int(choice[2*p+1])
 		if N == 0 {
-			out = append(out, u[p])
 			p++
 			continue
 		}
-		out = append(out, r.makeLoop(u, p, N, K, ind))
+		out = append(out, u[done:p]...)
+		out = append(out, r.makeLoop(u, p, N, K))
 		folded = true
 		p += N * K
+		done = p
 	}
-	return out, folded
+	return append(out, u[done:]...), folded
 }
 
-// affine reports whether the numbers of three corresponding units move by
-// equal steps.
-func affine(a, b, c []hole) bool {
-	for t := range a {
-		if b[t].base-a[t].base != c[t].base-b[t].base {
+// foldCtx is the state of foldRun that eval and heat need.
+type foldCtx struct {
+	u                   []unit
+	shp                 []int32
+	cost, nlines, ntabs []int64
+	ninstr              []int32
+	best                []score
+	penW                int64 // the tie-break weight of the strategy (see score)
+	inner               bool  // the innermost strategy
+	b                   score // the best rendering of u[p:] found so far
+	cn, ck              int32 // its loop at p, if any
+	found               bool  // innermost: a loop at p pays
+	small               [gram]cand
+}
+
+// reach is a hot candidate at a position: its body length and how far its
+// longest loop reaches.
+type reach struct{ n, end, r1 int32 }
+
+func (r *roller) addReach(rs []reach, c *cand) []reach {
+	K := 1 + c.r1/c.n
+	if k2 := 2 + c.r2/c.n; k2 < K {
+		K = k2
+	}
+	rs = append(rs, reach{c.n, K * c.n, c.r1})
+	r.reach = rs
+	return rs
+}
+
+// dominated reports whether the loops of hot candidate c (body n) are beaten
+// by those of a shorter body that divides n, at the same position, reaching
+// as far: a body of m copies of that one is m times as long. (For speed:
+// where a short body repeats, its multiples are candidates too.)
+func dominated(rs []reach, c *cand) bool {
+	K := 1 + c.r1/c.n
+	if k2 := 2 + c.r2/c.n; k2 < K {
+		K = k2
+	}
+	most := K * c.n
+	for _, x := range rs {
+		if c.n%x.n == 0 && x.end >= most {
+			return true
+		}
+	}
+	return false
+}
+
+// heat fills in r2 and w of candidate c at position p (hot: c.r1 >= N),
+// from the candidate pc of p+1 when that one is hot too.
+func (r *roller) heat(c, pc *cand, prevHot bool, hp []hole, p int, N int32) {
+	u := r.fc.u
+	q := p + int(N)
+	hq := r.holesOf(&u[q])
+	aff, caff := false, false
+	if q2 := q + int(N); q2 < len(u) && u[q2].shape == u[p].shape {
+		aff, caff = affine(hp, hq, r.holesOf(&u[q2]))
+	}
+	c.r2, c.r2c = 0, 0
+	if prevHot { // slide the window
+		c.w = pc.w + gain(hp, hq) - gain(hq, r.holesOf(&u[q+int(N)]))
+		if aff {
+			c.r2 = 1 + pc.r2
+		}
+		if caff {
+			c.r2c = 1 + pc.r2c
+		}
+		return
+	}
+	// the first hot position of the stretch
+	c.w = r.gainSum(u, p, q, int(N))
+	if caff {
+		a, ca := r.affineRun(u, p+1, p+int(c.r1), int(N), aff)
+		c.r2, c.r2c = a, 1+ca
+		if aff {
+			c.r2++
+		}
+	}
+}
+
+// eval weighs the loops of hot candidate c at p.
+func (r *roller) eval(p int, c *cand) {
+	fc := &r.fc
+	if fc.inner && fc.found {
+		return // innermost: only the nearest repeat that pays
+	}
+	u, cost, best := fc.u, fc.cost, fc.best
+	N := c.n
+	K := 1 + c.r1/N
+	if k2 := 2 + c.r2/N; k2 < K {
+		K = k2
+	}
+	lower := cost[p+int(N)] - cost[p] + fc.ntabs[p+int(N)] - fc.ntabs[p]
+	hb := int64(-1)
+	exact, ind, uniform := lower+c.w, int64(-1), int8(-1)
+	for k := K; k >= 2 && k > K-3; k-- {
+		end := p + int(N*k)
+		span := cost[end] - cost[p]
+		if 32+exact >= span || 32+lower+best[end].b > fc.b.b {
+			continue // a header is at least 32 bytes
+		}
+		if hb < 0 {
+			hb = headerLen(0, fc.nlines[p+int(N)]-fc.nlines[p], 1) - 1 // without digits(k)
+		}
+		hl := hb + int64(digits(int64(k)))
+		if hl+exact >= span {
+			continue // not shorter
+		}
+		if ind < 0 {
+			ind = int64(r.commonIndentAt(u, p, int(N)))
+		}
+		hl += ind
+		f := hl + exact
+		if hl+lower+best[end].b > fc.b.b || f >= span {
+			continue
+		}
+		t := score{f + best[end].b, best[end].pen}
+		better := t.less(fc.b)
+		if !better && !fc.inner {
+			continue // valid or not, this loop changes nothing
+		}
+		if k == 2 {
+			// Any two iterations are affine. Take two as a loop
+			// only when, as in code nvcc unrolled, the registers
+			// of each prefix that move, move by one step (each
+			// iteration defines its registers in the same order);
+			// the body holds two instructions or more (a pair of
+			// lone instructions between comments, like two of the
+			// three rotations of a SHA-256 sigma in inline asm, is
+			// no loop); the body does not repeat within itself; and
+			// where the shapes repeat a third time, before or after,
+			// its immediates, offsets and labels go on by the same
+			// steps (only registers may break the loop off). Two of
+			// the six steps of a tree reduction, whose offsets halve
+			// (256 128 | 64 32 | ...), are no loop that two points
+			// make affine, nor are two groups of three; two
+			// iterations of a dot product whose accumulator register
+			// breaks the third one off are. Three or more iterations are
+			// evidence enough: there values live out of the block
+			// (numbered downwards) and temporaries (upwards) differ
+			// legitimately.
+			if uniform < 0 {
+				uniform = 0
+				if fc.ninstr[p+int(N)]-fc.ninstr[p] >= 2 && !r.periodic(N) &&
+					constantsGoOnAfter(c) && r.uniformSteps(u, p, int(N)) && r.constantsGoOnBefore(p, int(N)) {
+					uniform = 1
+				}
+			}
+			if uniform == 0 {
+				continue
+			}
+		}
+		fc.found = true
+		if better {
+			fc.b, fc.cn, fc.ck = t, N, int32(k)
+		}
+	}
+}
+
+// constantsGoOnAfter and constantsGoOnBefore report whether, around two
+// iterations of the body u[p:p+N] (candidate c), the units that repeat them
+// a third time, after or before, have numbers other than registers that move
+// by the same steps.
+func constantsGoOnAfter(c *cand) bool {
+	after := min(c.n, c.r1-c.n)
+	return after <= 0 || c.r2c >= after
+}
+
+func (r *roller) constantsGoOnBefore(p, N int) bool {
+	u, shp := r.fc.u, r.fc.shp
+	for y := p - 1; y >= 0 && y >= p-N && shp[y] == shp[y+N]; y-- { // the triples y, y+N, y+2N
+		if _, ok := affine(r.holesOf(&u[y]), r.holesOf(&u[y+N]), r.holesOf(&u[y+2*N])); !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// bodyDelta is how much longer the body u[p:p+N] renders with the numbers
-// that move written as VarExprs; uniform reports whether all the register
-// numbers of one prefix that move, move by one step.
-func (r *roller) bodyDelta(u []unit, p, N int) (delta int64, uniform bool) {
-	uniform = true
+// periodic reports whether the shapes of the body u[p:p+N] repeat with a
+// shorter period that divides N: such a period is a hot candidate at p,
+// listed in r.reach.
+func (r *roller) periodic(N int32) bool {
+	for _, x := range r.reach {
+		if N%x.n == 0 && x.n < N && x.r1 >= N-x.n {
+			return true
+		}
+	}
+	return false
+}
+
+// chain sets next[p] to the next position q > p whose gram shapes equal those
+// at p (-1: none; also for the last gram-1 positions).
+func (r *roller) chain(shp []int32, next []int32) {
+	n := len(shp)
+	for p := range next {
+		next[p] = -1
+	}
+	if n < 2*gram {
+		return
+	}
+	m := n - gram + 1 // positions with a full k-gram
+	if cap(r.khash) < m {
+		r.khash = make([]uint64, m)
+	}
+	kh := r.khash[:m]
+	const mul = 0x9E3779B97F4A7C15
+	var top uint64 = 1 // mul^(gram-1)
+	for range gram - 1 {
+		top *= mul
+	}
+	var h uint64
+	for q := 0; q < gram; q++ {
+		h = h*mul + uint64(shp[q]) + 1
+	}
+	kh[0] = h
+	for p := 1; p < m; p++ {
+		h = (h-(uint64(shp[p-1])+1)*top)*mul + uint64(shp[p+gram-1]) + 1
+		kh[p] = h
+	}
+	// the position after p with the same k-gram: a hash table of the
+	// nearest position (+1) of each k-gram seen so far
+	size := 64
+	for size < 2*m {
+		size *= 2
+	}
+	if cap(r.ktab) < size {
+		r.ktab = make([]int32, size)
+	}
+	tab := r.ktab[:size]
+	clear(tab)
+	mask := size - 1
+	for p := m - 1; p >= 0; p-- {
+		h := kh[p]
+		for i := int(h>>7) & mask; ; i = (i + 1) & mask {
+			e := tab[i]
+			if e == 0 {
+				tab[i] = int32(p + 1)
+				break
+			}
+			if x := e - 1; kh[x] == h && slices.Equal(shp[x:x+gram], shp[p:p+gram]) {
+				next[p] = x
+				tab[i] = int32(p + 1)
+				break
+			}
+		}
+	}
+}
+
+// gain is how much longer the numbers a of a unit render as VarExprs in a
+// loop whose next iteration has the numbers b: for each number that moves by
+// d, the term "+i*d", and what fixOf says.
+func gain(a, b []hole) int64 {
+	var g int64
+	b = b[:len(a)]
+	for t := range a {
+		if d := b[t].base - a[t].base; d != 0 {
+			g += int64(termLen(d)) + int64(fixOf(a[t].base, a[t].tlen, a[t].kind))
+		}
+	}
+	return g
+}
+
+// gainSum is the gain of the units from..to-1 against those N further.
+func (r *roller) gainSum(u []unit, from, to, N int) int64 {
+	var g int64
+	for q := from; q < to; q++ {
+		g += gain(r.holesOf(&u[q]), r.holesOf(&u[q+N]))
+	}
+	return g
+}
+
+// affineRun counts the units from from (at most to-from) that, with those
+// N and 2N further, have one shape and move by equal steps: all their
+// numbers (all, counted while all is true at the start), and those other
+// than registers (consts).
+func (r *roller) affineRun(u []unit, from, to, N int, all bool) (n, consts int32) {
+	for q := from; q < to && q+2*N < len(u); q++ {
+		if u[q+2*N].shape != u[q].shape {
+			break
+		}
+		a, c := affine(r.holesOf(&u[q]), r.holesOf(&u[q+N]), r.holesOf(&u[q+2*N]))
+		if !c {
+			break
+		}
+		consts++
+		all = all && a
+		if all {
+			n++
+		}
+	}
+	return n, consts
+}
+
+// affine reports whether the numbers of three corresponding units move by
+// equal steps: all of them, and those other than registers.
+func affine(a, b, c []hole) (all, consts bool) {
+	b, c = b[:len(a)], c[:len(a)]
+	all, consts = true, true
+	for t := range a {
+		if b[t].base-a[t].base != c[t].base-b[t].base {
+			all = false
+			if a[t].class == 0 {
+				return false, false
+			}
+		}
+	}
+	return all, consts
+}
+
+// uniformSteps reports whether, between the body u[p:p+N] and the next
+// iteration, all the register numbers of one prefix that move, move by one
+// step.
+func (r *roller) uniformSteps(u []unit, p, N int) bool {
 	var steps [8]struct {
 		class uint8
 		d     int64
@@ -879,38 +1433,112 @@ func (r *roller) bodyDelta(u []unit, p, N int) (delta int64, uniform bool) {
 		a, b := r.holesOf(&u[q]), r.holesOf(&u[q+N])
 		for t := range a {
 			d := b[t].base - a[t].base
-			if d == 0 {
+			c := a[t].class
+			if d == 0 || c == 0 || c == 255 {
 				continue
 			}
-			h := &a[t]
-			if c := h.class; c != 0 && c != 255 {
-				k := 0
-				for k < ns && steps[k].class != c {
-					k++
-				}
-				switch {
-				case k < ns:
-					if steps[k].d != d {
-						uniform = false
-					}
-				case ns < len(steps):
-					steps[ns].class, steps[ns].d = c, d
-					ns++
-				}
+			k := 0
+			for k < ns && steps[k].class != c {
+				k++
 			}
-			delta += int64(exprLen(h, h.tlen+termLen(d)) - holeLen(h))
+			switch {
+			case k < ns:
+				if steps[k].d != d {
+					return false
+				}
+			case ns < len(steps):
+				steps[ns].class, steps[ns].d = c, d
+				ns++
+			}
 		}
 	}
-	return delta, uniform
+	return true
 }
 
-func (r *roller) makeLoop(u []unit, p, N, K int, ind string) unit {
+// indentKey describes the indentation of a unit for commonIndentAt: -1 for
+// blank lines, its length when it is all tabs, else -2.
+func (r *roller) indentKey(u *unit) int32 {
+	switch {
+	case u.lines == u.blank:
+		return -1
+	case u.loop >= 0:
+		if l := &r.loops[u.loop]; l.tabs {
+			return l.indLen
+		}
+	default:
+		if li := &r.lines[u.line]; li.tabs {
+			return li.ind
+		}
+	}
+	return -2
+}
+
+// commonIndentAt is the length of the loop indentation of the body
+// u[p:p+N]: the longest common prefix of the indentation of its lines,
+// blank lines left out. Fast for the usual indentations: none (labels) and
+// one tab (statements).
+func (r *roller) commonIndentAt(u []unit, p, N int) int {
+	if r.ind0[p+N] > r.ind0[p] {
+		return 0
+	}
+	if r.indx[p+N] == r.indx[p] {
+		if r.ntabs[p+N] > r.ntabs[p] {
+			return 1 // a line in the body is not blank
+		}
+		return 0
+	}
+	m := int32(-1)
+	for _, k := range r.indl[p : p+N] {
+		switch {
+		case k == -2:
+			n, _ := r.indentRef(u[p : p+N])
+			return n
+		case k >= 0 && (m < 0 || k < m):
+			m = k
+		}
+	}
+	return int(max(m, 0))
+}
+
+// indentRef returns the loop indentation of a body as a length and a line
+// whose indentation starts with it (-1: the body is blank lines only).
+func (r *roller) indentRef(body []unit) (int, int32) {
+	var ref string
+	line := int32(-1)
+	for q := range body {
+		b := &body[q]
+		if b.lines == b.blank {
+			continue
+		}
+		ind := r.indentOf(b)
+		if line < 0 {
+			ref, line = ind, b.line
+			if b.loop >= 0 {
+				line = r.loops[b.loop].indLine
+			}
+			continue
+		}
+		m := 0
+		for m < len(ref) && m < len(ind) && ref[m] == ind[m] {
+			m++
+		}
+		ref = ref[:m]
+	}
+	return len(ref), line
+}
+
+func (r *roller) makeLoop(u []unit, p, N, K int) unit {
 	level := int32(1)
-	var bodyLines, bodyCost int64
+	var bodyLines, bodyCost, blank int64
 	for q := p; q < p+N; q++ {
 		level = max(level, u[q].level+1)
 		bodyLines += int64(u[q].lines)
-		bodyCost += int64(u[q].cost) + int64(u[q].lines)
+		blank += int64(u[q].blank)
+		bodyCost += int64(u[q].cost) + int64(u[q].lines-u[q].blank)
+	}
+	indLen, indLine := r.indentRef(u[p : p+N])
+	if indLine < 0 {
+		indLen, indLine = 0, u[p].line
 	}
 	hlo := int32(len(r.holes))
 	a0 := len(r.arena)
@@ -919,6 +1547,7 @@ func (r *roller) makeLoop(u []unit, p, N, K int, ind string) unit {
 	sb = append(sb, ',')
 	sb = strconv.AppendInt(sb, int64(K), 10)
 	sb = append(sb, ',')
+	ind := r.src[r.lines[indLine].start : r.lines[indLine].start+int32(indLen)]
 	sb = append(sb, ind...)
 	for q := p; q < p+N; q++ {
 		sb = append(sb, ';')
@@ -929,14 +1558,14 @@ func (r *roller) makeLoop(u []unit, p, N, K int, ind string) unit {
 			sb = append(sb, ',')
 			sb = strconv.AppendInt(sb, d, 10)
 			if d != 0 {
-				bodyCost += int64(exprLen(&h, h.tlen+termLen(d)) - holeLen(&h))
+				bodyCost += int64(exprLen(&h, int32(h.tlen)+termLen(d)) - holeLen(&h))
 				tlo := int32(len(r.terms))
-				for x := h.tlo; x < h.tlo+h.tn; x++ {
+				for x := h.tlo; x < h.tlo+int32(h.tn); x++ {
 					r.terms = append(r.terms, r.terms[x])
 				}
 				r.terms = append(r.terms, term{d, level})
 				h.tlo, h.tn = tlo, h.tn+1
-				h.tlen += termLen(d)
+				h.tlen += int16(termLen(d))
 			}
 			r.holes = append(r.holes, h)
 		}
@@ -944,36 +1573,37 @@ func (r *roller) makeLoop(u []unit, p, N, K int, ind string) unit {
 	r.arena = sb
 	blo := int32(len(r.bodies))
 	r.bodies = append(r.bodies, u[p:p+N]...)
-	indLine := u[p].line
-	if u[p].loop >= 0 {
-		indLine = r.loops[u[p].loop].indLine
-	}
-	r.loops = append(r.loops, loopNode{blo: blo, bn: int32(N), k: int32(K), level: level, lines: int32(bodyLines), indLine: indLine})
+	r.loops = append(r.loops, loopNode{blo: blo, bn: int32(N), k: int32(K), level: level, lines: int32(bodyLines),
+		indLine: indLine, indLen: int32(indLen), tabs: strings.Count(ind, "\t") == len(ind)})
 	return unit{
 		shape: r.intern(a0),
 		line:  -1,
 		hlo:   hlo,
 		hn:    int32(len(r.holes)) - hlo,
 		loop:  int32(len(r.loops) - 1),
-		cost:  int32(headerLen(ind, bodyLines, int64(K)) + bodyCost),
+		cost:  int32(headerLen(indLen, bodyLines, int64(K)) + bodyCost),
 		lines: int32(1 + bodyLines),
+		blank: int32(blank),
 		level: level,
 	}
 }
 
 func varName(level int32) byte { return byte('i' + level - 1) }
 
-// render appends unit u, with numbers hs, indented depth more tabs.
-func (r *roller) render(dst []byte, u *unit, hs []hole, depth int) []byte {
+// render appends unit u, with numbers hs, inside loops whose indentation
+// lengths are ins (outermost first): a tab goes after each of them.
+func (r *roller) render(dst []byte, u *unit, hs []hole, ins []int32) []byte {
 	if u.loop < 0 {
 		li := r.lines[u.line]
-		dst = append(dst, r.src[li.start:li.start+li.ind]...)
-		for range depth {
-			dst = append(dst, '\t')
+		if li.end == li.start {
+			return append(dst, '\n') // a blank line stays blank
 		}
+		dst = appendIndent(dst, r.src[li.start:li.start+li.ind], ins)
 		pos := li.start + li.ind
 		for t := range hs {
-			s, e := r.hpos[2*(int(u.hsrc)+t)], r.hpos[2*(int(u.hsrc)+t)+1]
+			lh := &r.holes[int(u.hlo)+t] // a statement's own holes are the lexed ones
+			s := lh.start
+			e := s + lh.srcLen()
 			dst = append(dst, r.src[pos:s]...)
 			if h := &hs[t]; h.tlen == 0 {
 				dst = append(dst, r.src[s:e]...)
@@ -986,23 +1616,33 @@ func (r *roller) render(dst []byte, u *unit, hs []hole, depth int) []byte {
 		return append(dst, '\n')
 	}
 	l := r.loops[u.loop]
-	dst = append(dst, r.indentOf(u)...)
-	for range depth {
-		dst = append(dst, '\t')
-	}
+	dst = appendIndent(dst, r.indentOf(u), ins)
 	dst = append(dst, "for.size."...)
 	dst = strconv.AppendInt(dst, int64(l.lines), 10)
 	dst = append(dst, ' ', varName(l.level))
 	dst = append(dst, " in range(0, "...)
 	dst = strconv.AppendInt(dst, int64(l.k), 10)
 	dst = append(dst, ", 1):\n"...)
+	ins = append(ins, l.indLen)
 	off := int32(0)
 	for i := l.blo; i < l.blo+l.bn; i++ {
 		b := &r.bodies[i]
-		dst = r.render(dst, b, hs[off:off+b.hn], depth+1)
+		dst = r.render(dst, b, hs[off:off+b.hn], ins)
 		off += b.hn
 	}
 	return dst
+}
+
+// appendIndent appends the indentation ind with a tab inserted after each of
+// its first ins[k] bytes.
+func appendIndent(dst []byte, ind string, ins []int32) []byte {
+	p := int32(0)
+	for _, q := range ins {
+		dst = append(dst, ind[p:q]...)
+		dst = append(dst, '\t')
+		p = q
+	}
+	return append(dst, ind[p:]...)
 }
 
 func (r *roller) appendExpr(dst []byte, h *hole) []byte {
@@ -1011,7 +1651,7 @@ func (r *roller) appendExpr(dst []byte, h *hole) []byte {
 	}
 	dst = append(dst, '(')
 	dst = strconv.AppendInt(dst, h.base, 10)
-	for _, t := range r.terms[h.tlo : h.tlo+h.tn] {
+	for _, t := range r.terms[h.tlo : h.tlo+int32(h.tn)] {
 		s := t.stride
 		if s < 0 {
 			dst = append(dst, '-')

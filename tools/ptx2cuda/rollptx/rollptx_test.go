@@ -180,6 +180,102 @@ func TestRollTwoIterations(t *testing.T) {
 	checkRoll(t, strings.ReplaceAll(three.String(), "+0]", "]"), want3)
 }
 
+// treeReduction is nvcc's unrolled shared-memory tree reduction (the loop
+// for (s = 256; s > 0; s >>= 1) of 4-byte values): steps blocks, each a
+// label, a branch and a block, the offsets halving.
+func treeReduction(steps int) string {
+	var b strings.Builder
+	b.WriteString("\tbar.sync \t0;\n")
+	for k := range steps {
+		s := 256 >> k
+		fmt.Fprintf(&b, "\tsetp.gt.u32 \t%%p%d, %%r1, %d;\n\t@%%p%d bra \t$L__BB0_%d;\n\n", 4+k, s/4-1, 4+k, 8+2*k)
+		fmt.Fprintf(&b, "\tld.shared.f32 \t%%f%d, [%%r3];\n\tld.shared.f32 \t%%f%d, [%%r3+%d];\n", 10+3*k, 11+3*k, s)
+		fmt.Fprintf(&b, "\tadd.f32 \t%%f%d, %%f%d, %%f%d;\n\tst.shared.f32 \t[%%r3], %%f%d;\n\n", 12+3*k, 11+3*k, 10+3*k, 12+3*k)
+		fmt.Fprintf(&b, "$L__BB0_%d:\n\tbar.sync \t0;\n", 8+2*k)
+	}
+	return b.String()
+}
+
+// TestRollBlocks: an unrolled loop whose body holds an if, so that every
+// iteration is a branch, a block and a label, folds with its labels, branch
+// targets and blank lines; the loop takes the indentation the body's lines
+// share (none: labels stand at the start of the line), blank lines stay
+// blank.
+func TestRollBlocks(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	in.WriteString("\tmov.f32 \t%f1, 0f00000000;\n")
+	for i := range 6 {
+		fmt.Fprintf(&in, "\tld.global.nc.u32 \t%%r%d, [%%rd5+%d];\n", 10+i, 4*i)
+		fmt.Fprintf(&in, "\tsetp.lt.s32 \t%%p%d, %%r%d, 0;\n\t@%%p%d bra \t$L__BB0_%d;\n\n", 2+i, 10+i, 2+i, 3+2*i)
+		fmt.Fprintf(&in, "\tld.global.nc.f32 \t%%f%d, [%%rd6+%d];\n\tadd.f32 \t%%f1, %%f1, %%f%d;\n\n", 20+i, 4*i, 20+i)
+		fmt.Fprintf(&in, "$L__BB0_%d:\n", 3+2*i)
+	}
+	in.WriteString("\tst.global.f32 \t[%rd7], %f1;\n")
+	want := "\tmov.f32 \t%f1, 0f00000000;\n" +
+		"for.size.8 i in range(0, 6, 1):\n" +
+		"\t\tld.global.nc.u32 \t%r(10+i*1), [%rd5+(0+i*4)];\n" +
+		"\t\tsetp.lt.s32 \t%p(2+i*1), %r(10+i*1), 0;\n" +
+		"\t\t@%p(2+i*1) bra \t$L__BB0_(3+i*2);\n" +
+		"\n" +
+		"\t\tld.global.nc.f32 \t%f(20+i*1), [%rd6+(0+i*4)];\n" +
+		"\t\tadd.f32 \t%f1, %f1, %f(20+i*1);\n" +
+		"\n" +
+		"\t$L__BB0_(3+i*2):\n" +
+		"\tst.global.f32 \t[%rd7], %f1;\n"
+	checkRoll(t, strings.ReplaceAll(in.String(), "+0]", "]"), want)
+}
+
+// TestRollComments: comment lines (nvcc's "// begin inline asm") are part of
+// the repeated body.
+func TestRollComments(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	for i := range 4 {
+		fmt.Fprintf(&in, "\t// begin inline asm\n\tshf.r.wrap.b32 %%r%d, %%r%d, %%r%d, 7;\n\t// end inline asm\n", 100+3*i, 40+i, 40+i)
+		fmt.Fprintf(&in, "\txor.b32 \t%%r%d, %%r%d, %%r%d;\n", 60+i, 100+3*i, 50+i)
+	}
+	want := "\tfor.size.4 i in range(0, 4, 1):\n" +
+		"\t\t// begin inline asm\n" +
+		"\t\tshf.r.wrap.b32 %r(100+i*3), %r(40+i*1), %r(40+i*1), 7;\n" +
+		"\t\t// end inline asm\n" +
+		"\t\txor.b32 \t%r(60+i*1), %r(100+i*3), %r(50+i*1);\n"
+	checkRoll(t, in.String(), want)
+}
+
+// TestRollTwoIterationChunks: two iterations of a longer run of equal shapes
+// fold only when the run's immediates and offsets go on by the same step
+// (only registers break it off), and no two iterations of a body that
+// repeats within itself fold.
+func TestRollTwoIterationChunks(t *testing.T) {
+	t.Parallel()
+	for _, steps := range []int{2, 3, 6} {
+		// offsets 256 128 64 ...: no two steps are a loop, unless
+		// there are only two
+		in := treeReduction(steps)
+		got := Roll(in)
+		if folds := got != in; folds != (steps == 2) {
+			t.Errorf("tree reduction of %d steps: Roll folded %v:\n%s", steps, folds, got)
+		}
+		if back, err := Unroll(got); err != nil || back != in {
+			t.Errorf("round trip: %v", err)
+		}
+	}
+	// a dot product: the offsets go on, the third fma writes the
+	// accumulator (a register out of step): two iterations fold
+	in := "\tfma.rn.f32 \t%f18, %f17, %f16, %f15;\n\tld.shared.f32 \t%f19, [%r48];\n\tld.shared.f32 \t%f20, [%r47];\n" +
+		"\tfma.rn.f32 \t%f21, %f20, %f19, %f18;\n\tld.shared.f32 \t%f22, [%r48+64];\n\tld.shared.f32 \t%f23, [%r47+4];\n" +
+		"\tfma.rn.f32 \t%f62, %f23, %f22, %f21;\n\tld.shared.f32 \t%f25, [%r48+128];\n\tld.shared.f32 \t%f26, [%r47+8];\n" +
+		"\tbar.sync \t0;\n"
+	want := "\tfor.size.3 i in range(0, 2, 1):\n" +
+		"\t\tfma.rn.f32 \t%f(18+i*3), %f(17+i*3), %f(16+i*3), %f(15+i*3);\n" +
+		"\t\tld.shared.f32 \t%f(19+i*3), [%r48+(0+i*64)];\n" +
+		"\t\tld.shared.f32 \t%f(20+i*3), [%r47+(0+i*4)];\n" +
+		"\tfma.rn.f32 \t%f62, %f23, %f22, %f21;\n\tld.shared.f32 \t%f25, [%r48+128];\n\tld.shared.f32 \t%f26, [%r47+8];\n" +
+		"\tbar.sync \t0;\n"
+	checkRoll(t, in, want)
+}
+
 func TestRollLeavesAlone(t *testing.T) {
 	t.Parallel()
 	for name, in := range map[string]string{
@@ -187,13 +283,17 @@ func TestRollLeavesAlone(t *testing.T) {
 		"no newline": "\tadd.s32 \t%r1, %r1, 1;\n\tadd.s32 \t%r2, %r2, 1;\n\tadd.s32 \t%r3, %r3, 1;",
 		// two short repeats: a loop would be longer
 		"not shorter": "\tmov.u32 \t%r1, 0;\n\tmov.u32 \t%r2, 0;\n",
-		// labels, comments, directives, braces and branches split runs
+		// labels, comments, directives, braces and branches that do not
+		// repeat with the statements around them
 		"separators": "\tadd.s32 \t%r1, %r1, 1;\n$L__BB0_1:\n\tadd.s32 \t%r2, %r2, 1;\n" +
 			"\t// c\n\tadd.s32 \t%r3, %r3, 1;\n\t.reg .b32 %r<4>;\n\tadd.s32 \t%r4, %r4, 1;\n" +
 			"\t{\n\tadd.s32 \t%r5, %r5, 1;\n\t}\n\tadd.s32 \t%r6, %r6, 1;\n\tbra.uni \t$L__BB0_1;\n" +
 			"\tadd.s32 \t%r7, %r7, 1;\n\n\tadd.s32 \t%r8, %r8, 1;\n",
-		// branches are never folded, even when they repeat
-		"branches": strings.Repeat("\t@%p1 bra \t$L__BB0_1;\n", 10),
+		// lines with parentheses (call sequences) never fold
+		"parentheses": strings.Repeat("\tcall.uni (retval0), vprintf, (param0, param1);\n", 10),
+		// a tree reduction: the same block six times, but the offsets
+		// halve; two steps are no loop (see TestRollTwoIterationChunks)
+		"halving": treeReduction(6),
 		// the numbers do not move by equal steps
 		"not affine": "\tld.const.u32 \t%r1, [k+4];\n\tld.const.u32 \t%r2, [k+8];\n\tld.const.u32 \t%r3, [k+16];\n\tld.const.u32 \t%r4, [k+32];\n",
 		// indentation changes
@@ -241,6 +341,10 @@ func TestUnrollRanges(t *testing.T) {
 			"ld.u8 \t%rs3, [a+1];\nld.u8 \t%rs2, [a];\nld.u8 \t%rs1, [a+-1];\n"},
 		{"\tfor.size.2 j in range(0, 2, 1):\n\t\tfor.size.1 i in range(0, 2, 1):\n\t\t\tst.u32 \t[%rd1+(0+i*4+j*8)], %r(1-i*1+j*5);\n",
 			"\tst.u32 \t[%rd1], %r1;\n\tst.u32 \t[%rd1+4], %r0;\n\tst.u32 \t[%rd1+8], %r6;\n\tst.u32 \t[%rd1+12], %r5;\n"},
+		// a blank line in a body is a blank line; the loop's indentation
+		// (none here) is what its lines share
+		{"for.size.3 i in range(0, 2, 1):\n\t$L__BB0_(1+i*2):\n\n\t\t@%p(1+i*1) bra \t$L__BB0_(3+i*2);\n",
+			"$L__BB0_1:\n\n\t@%p1 bra \t$L__BB0_3;\n$L__BB0_3:\n\n\t@%p2 bra \t$L__BB0_5;\n"},
 		// outside loops parentheses are plain text
 		{"\tcall.uni (retval0), f, (param0);\n", "\tcall.uni (retval0), f, (param0);\n"},
 		{"no newline at the end", "no newline at the end"},
@@ -319,6 +423,11 @@ func randomBlock(rng *rand.Rand) string {
 				counts[l] = 2 + rng.IntN(5)
 			}
 			n := 1 + rng.IntN(4)
+			kinds := 0 // statements only
+			if rng.IntN(2) == 0 {
+				kinds = rng.IntN(7) // also labels, branches, blank lines, comments
+				n += rng.IntN(4)
+			}
 			type opnd struct{ base, stride []int }
 			body := make([][3]opnd, n)
 			for s := range body {
@@ -341,13 +450,25 @@ func randomBlock(rng *rand.Rand) string {
 							}
 						}
 						reg := max(v[0], 0)
-						switch s % 3 {
+						k := s % 3
+						if kinds > 0 {
+							k = (s + kinds) % 7
+						}
+						switch k {
 						case 0:
 							fmt.Fprintf(&b, "\tld.global.f32 \t%%f%d, [%%rd%d+%d];\n", reg, max(v[1], 0), v[2])
 						case 1:
 							fmt.Fprintf(&b, "\tadd.s32 \t%%r%d, %%r%d, %d;\n", reg, max(v[1], 0), v[2])
-						default:
+						case 2:
 							fmt.Fprintf(&b, "\tst.shared.v2.f32 \t[%%r%d], {%%f%d, %%f%d};\n", reg, max(v[1], 0), max(v[2], 0))
+						case 3: // a label, at the start of the line
+							fmt.Fprintf(&b, "$L__BB0_%d:\n", reg)
+						case 4: // a branch
+							fmt.Fprintf(&b, "\t@%%p%d bra \t$L__BB0_%d;\n", max(v[1], 0), reg)
+						case 5:
+							b.WriteString("\n")
+						default:
+							b.WriteString("\t// begin inline asm\n")
 						}
 					}
 					return
@@ -365,7 +486,7 @@ func randomBlock(rng *rand.Rand) string {
 func TestRoundTripRandom(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
-	folded, deep := 0, 0
+	folded, deep, blocks := 0, 0, 0
 	for range 2000 {
 		in := randomBlock(rng)
 		out, st := RollStats(in)
@@ -379,9 +500,12 @@ func TestRoundTripRandom(t *testing.T) {
 		if st.MaxDepth > 1 {
 			deep++
 		}
+		if strings.Contains(out, "$L__BB0_(") {
+			blocks++ // labels or branches in a loop
+		}
 	}
-	if folded < 1000 || deep < 200 {
-		t.Errorf("%d of 2000 blocks fold, %d nest", folded, deep)
+	if folded < 1000 || deep < 200 || blocks < 100 {
+		t.Errorf("%d of 2000 blocks fold, %d nest, %d fold labels or branches", folded, deep, blocks)
 	}
 }
 

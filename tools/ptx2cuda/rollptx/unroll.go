@@ -177,10 +177,13 @@ func parseNodes(lines []uline, vars []string, top bool) ([]unode, error) {
 		body := make([]uline, size)
 		for k := range size {
 			b := lines[i+1+k]
-			if !strings.HasPrefix(b.text, prefix) {
+			switch {
+			case b.text == "": // a blank line in a body is a blank line
+			case strings.HasPrefix(b.text, prefix):
+				b.text = l.text[:ind] + b.text[len(prefix):]
+			default:
 				return nil, lineErr(l.no, ErrShortBody, "needs %d body lines, line %d is not indented under it", size, b.no)
 			}
-			b.text = l.text[:ind] + b.text[len(prefix):]
 			body[k] = b
 		}
 		inner, err := parseNodes(body, append(vars[:len(vars):len(vars)], name), false)

@@ -67,8 +67,9 @@ type Spec struct {
 	set   map[string]bool
 }
 
-// Tasks says where a campaign's tasks come from. Exactly one of Corpus and
-// Templates is used; with neither, Corpus defaults to "builtin".
+// Tasks says where a campaign's tasks come from. Exactly one of Corpus,
+// Templates and FromCampaign is used; with none, Corpus defaults to
+// "builtin".
 type Tasks struct {
 	// Corpus is "builtin" (the lane's embedded corpus), "bench" (the
 	// lane's embedded benchmark set, for kiln eval; lanes without one
@@ -77,6 +78,18 @@ type Tasks struct {
 	Corpus string `yaml:"corpus"`
 	// Templates renders tasks from persona templates, for template lanes.
 	Templates *Templates `yaml:"templates"`
+	// FromCampaign makes the verified records of another campaign in the
+	// same data folder the tasks (its name, id or a unique id prefix):
+	// each done task whose judged attempt's latest verdict passed every
+	// stage (pending, failed and suspected ones are left out). Only lanes
+	// that take records accept it, and only records of the lanes they
+	// name: cuda2hip takes cuda-synth records (each verified program
+	// becomes a program to translate). The records are read when the
+	// campaign starts and again on resume (task keys are the records'
+	// own, so nothing is redone; records verified since are added).
+	// Unknown campaigns, campaigns of another lane and campaigns without a
+	// verified record are errors.
+	FromCampaign string `yaml:"from_campaign"`
 	// Categories keeps only tasks carrying one of these labels (empty = all).
 	Categories []string `yaml:"categories"`
 	// Limit caps the number of tasks (0 = all, >= 0).
@@ -339,7 +352,7 @@ func (s *Spec) defaults(isSet func(path string) bool) {
 	defFloat := func(path string, p *float64, v float64) { def(path, *p == 0, func() { *p = v }) }
 
 	t := &s.Tasks
-	if t.Corpus == "" && t.Templates == nil && !isSet("tasks.corpus") {
+	if t.Corpus == "" && t.Templates == nil && t.FromCampaign == "" && !isSet("tasks.corpus") {
 		t.Corpus = "builtin"
 	}
 	defInt("tasks.samples_per_task", &t.SamplesPerTask, 1)

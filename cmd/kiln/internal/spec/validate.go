@@ -122,10 +122,15 @@ func (v *validator) campaign(opts Options) {
 func (v *validator) tasks(opts Options) {
 	t := v.s.Tasks
 	switch {
+	case t.FromCampaign != "" && t.Corpus != "":
+		v.add("tasks.from_campaign", "cannot be used together with tasks.corpus")
+	case t.FromCampaign != "" && t.Templates != nil:
+		v.add("tasks.from_campaign", "cannot be used together with tasks.templates")
+	case t.FromCampaign != "":
 	case t.Templates != nil && t.Corpus != "":
 		v.add("tasks.templates", "cannot be used together with tasks.corpus")
 	case t.Templates == nil && t.Corpus == "":
-		v.add("tasks.corpus", "required (\"builtin\", \"bench\" or a folder), or give tasks.templates")
+		v.add("tasks.corpus", "required (\"builtin\", \"bench\" or a folder), or give tasks.templates or tasks.from_campaign")
 	case t.Corpus != "" && t.Corpus != CorpusBuiltin && t.Corpus != CorpusBench:
 		v.dir(opts, "tasks.corpus", t.Corpus)
 	}

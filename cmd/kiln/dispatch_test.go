@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nkeys"
+
+	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/api"
+	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/jobs"
+	"github.com/kiln-dev/kiln/tools"
+)
+
+// TestDispatchPendingToWorker runs `kiln serve --dispatch` (embedded NATS,
+// worker nkeys) and a `kiln worker --capabilities gpu` process on this CPU
+// host. A cuda-synth campaign submitted over the API leaves its GPU run
+// stage pending; the daemon publishes each pending verdict as a complete
+// job of capability gpu; the worker, which has no GPU, tries, fails on
+// every delivery and, at the last, reports the failure. The test checks
+// that each pending verdict has exactly one job result, failed with the
+// worker's reason (no NVIDIA GPU), that the verdicts stay pending (a host
+// that could not run the stage judged nothing) with no extra revision, that
+// later scans publish nothing again, and that GET /v1/workers lists the
+// worker. (A completion that passes needs a GPU host: see
+// runs/jobs/QUEUE_BENCH.md.)
+func TestDispatchPendingToWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: compiles CUDA programs and waits out redeliveries")
+	}
+	for _, tool := range []string{"nvcc", "hipcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: cuda-synth verdicts cannot reach the pending GPU stage here", tool)
+		}
+	}
+	dir := t.TempDir()
+	answers, err := os.ReadFile("../../tools/cudasynth/corpus/answers.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "answers.jsonl"), answers, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kp, _ := nkeys.CreateUser()
+	pub, _ := kp.PublicKey()
+	seed, _ := kp.Seed()
+	seedFile, keysFile := filepath.Join(dir, "worker.nk"), filepath.Join(dir, "workers.pub")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keysFile, []byte("# the GPU worker\n"+pub+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	data := filepath.Join(dir, "data")
+	soft := make(chan struct{})
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", data, "--addr", addr, "--spec-root", dir, "--log-level", "warn",
+			"--dispatch", "--nats-port", "-1", "--worker-nkeys", keysFile, "--dispatch-interval", "300ms"},
+			env{stdout: &stderr, stderr: &stderr, getenv: func(string) string { return "" }, soft: soft})
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		close(soft)
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("serve exit %d: %s", code, stderr.String())
+			}
+		case <-time.After(60 * time.Second):
+			t.Error("serve did not stop")
+		}
+	}
+	defer stop()
+	urlRe := regexp.MustCompile(`job queue on (nats://\S+)`)
+	var natsURL string
+	for deadline := time.Now().Add(60 * time.Second); natsURL == ""; {
+		if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
+			natsURL = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start its queue: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cl := &api.Client{BaseURL: "http://" + addr}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := cl.List(ctx); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("API did not come up: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	info, err := cl.Submit(ctx, []byte("name: gpu-pending\nlane: cuda-synth\ntasks: {corpus: builtin, limit: 2}\n"+
+		"models: [{name: replay, kind: script, script: answers.jsonl}]\nconcurrency: 2\nagent: {repair_turns: 0, max_tool_calls: 0}\n"))
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	ch, err := cl.Watch(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last api.Progress
+	for p := range ch {
+		last = p
+	}
+	if last.State != "done" {
+		t.Fatalf("campaign: %+v\n%s", last, stderr.String())
+	}
+
+	// The worker: this test binary as kiln, with the nkey the daemon lists.
+	var wout bytes.Buffer
+	wk := exec.Command(os.Args[0], "worker", "--nats", natsURL, "--nkey", seedFile, "--capabilities", "gpu",
+		"--id", "cpu-host-claims-gpu", "--data", filepath.Join(dir, "worker-data"), "--log-level", "warn")
+	wk.Env = append(os.Environ(), "KILN_TEST_MAIN=1")
+	wk.Stdout, wk.Stderr = &wout, &wout
+	if err := wk.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wdone := make(chan error, 1)
+	go func() { wdone <- wk.Wait() }()
+	defer func() {
+		select {
+		case <-wdone:
+		default:
+			_ = wk.Process.Signal(syscall.SIGKILL)
+			<-wdone
+		}
+	}()
+
+	// Read the store beside the daemon (WAL: readers are fine).
+	st, err := runs.Open(ctx, data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	res, err := st.Results(ctx, info.ID, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := map[string]runs.Result{} // by job id
+	for _, r := range res {
+		var stages []tools.Stage
+		_ = json.Unmarshal(r.Verdict.Stages, &stages)
+		if len(tools.PendingStages(tools.Verdict{Stages: stages})) > 0 {
+			pending[engine.CompleteJobPrefix+r.Verdict.ID] = r
+		}
+	}
+	if len(pending) == 0 {
+		t.Fatalf("no pending verdict among %d results: nothing to dispatch", len(res))
+	}
+
+	sawWorker := false
+	deadline := time.Now().Add(2 * time.Minute)
+	var jrs []runs.JobResult
+	for {
+		if !sawWorker {
+			if ws, err := cl.Workers(ctx); err == nil {
+				for _, raw := range ws {
+					var w jobs.WorkerInfo
+					if json.Unmarshal(raw, &w) == nil && w.ID == "cpu-host-claims-gpu" && strings.Join(w.Capabilities, ",") == "gpu" {
+						sawWorker = true
+					}
+				}
+			}
+		}
+		if jrs, err = st.JobResults(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		if len(jrs) >= len(pending) && sawWorker {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2m: %d job results for %d pending verdicts, worker listed %v\nserve: %s\nworker: %s",
+				len(jrs), len(pending), sawWorker, stderr.String(), wout.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Let more scans run: nothing may be published or stored again.
+	time.Sleep(2 * time.Second)
+	if jrs, err = st.JobResults(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(jrs) != len(pending) {
+		t.Errorf("%d job results for %d pending verdicts", len(jrs), len(pending))
+	}
+	for _, jr := range jrs {
+		r, ok := pending[jr.JobID]
+		if !ok {
+			t.Errorf("job result %s is for no pending verdict", jr.JobID)
+			continue
+		}
+		if jr.Status != runs.JobFailed || jr.Worker != "cpu-host-claims-gpu" || jr.Deliveries != 5 ||
+			!strings.Contains(jr.Reason, "no NVIDIA GPU") || jr.VerdictID != "" {
+			t.Errorf("job %s: %+v", jr.JobID, jr)
+		}
+		vs, err := st.Verdicts(ctx, r.Attempt.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != 1 || vs[0].Pass != r.Verdict.Pass || vs[0].ID != r.Verdict.ID {
+			t.Errorf("task %s: %d verdict revisions after a failed completion, want the pending one alone", r.Task.Key, len(vs))
+		}
+		t.Logf("%s (%s): %s after %d deliveries: %.160s", r.Task.Key, jr.JobID, jr.Status, jr.Deliveries, jr.Reason)
+	}
+	if pr, err := st.PendingResults(ctx, info.ID, engine.CompleteJobPrefix); err != nil || len(pr) != 0 {
+		t.Errorf("pending results still to send: %d %v", len(pr), err)
+	}
+
+	// The worker drains on SIGTERM; the daemon stops after it.
+	_ = wk.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-wdone:
+		if err != nil {
+			t.Errorf("worker: %v\n%s", err, wout.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("worker did not drain")
+	}
+	stop()
+}
