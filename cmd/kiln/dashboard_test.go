@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,8 +19,6 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
-	"github.com/kiln-dev/kiln/runs/api"
 )
 
 // chromiumPath finds Debian's chromium; CI installs it (setup.sh), so
@@ -75,41 +72,11 @@ func TestDashboardBrowser(t *testing.T) {
 			}
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	base := "http://" + addr
-
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	soft := make(chan struct{})
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--data", filepath.Join(dir, "data"), "--addr", addr, "--spec-root", dir},
-			env{stdout: &stderr, stderr: &stderr, getenv: func(string) string { return "" }, soft: soft})
-	}()
-	defer func() {
-		close(soft)
-		select {
-		case <-done:
-		case <-time.After(40 * time.Second):
-			t.Error("serve did not stop")
-		}
-	}()
-	cl := &api.Client{BaseURL: base}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if _, err := cl.List(ctx); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not come up: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	srv := serveKiln(ctx, t, nil, "--data", filepath.Join(dir, "data"), "--spec-root", dir)
+	defer srv.stop(t, 40*time.Second)
+	base, cl := "http://"+srv.addr, srv.cl
 	// 12 tasks, one answer at a time, each taking the script's latency:
 	// several seconds of live progress to watch.
 	info, err := cl.Submit(ctx, []byte("name: browser-run\nlane: c2x86\ntasks: {corpus: corpus, samples_per_task: 6}\n"+

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +19,7 @@ import (
 	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/runs/jobs"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/kit"
 )
 
 // TestDispatchPendingToWorker runs `kiln serve --dispatch` (embedded NATS,
@@ -62,41 +61,20 @@ func TestDispatchPendingToWorker(t *testing.T) {
 	if err := os.WriteFile(keysFile, []byte("# the GPU worker\n"+pub+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	data := filepath.Join(dir, "data")
-	soft := make(chan struct{})
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--data", data, "--addr", addr, "--spec-root", dir, "--log-level", "warn",
-			"--dispatch", "--nats-port", "-1", "--worker-nkeys", keysFile, "--dispatch-interval", "300ms"},
-			env{stdout: &stderr, stderr: &stderr, getenv: func(string) string { return "" }, soft: soft})
-	}()
+	srv := serveKiln(ctx, t, nil, "--data", data, "--spec-root", dir, "--log-level", "warn",
+		"--dispatch", "--nats-port", "-1", "--worker-nkeys", keysFile, "--dispatch-interval", "300ms")
 	stopped := false
 	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		close(soft)
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("serve exit %d: %s", code, stderr.String())
-			}
-		case <-time.After(60 * time.Second):
-			t.Error("serve did not stop")
+		if !stopped {
+			stopped = true
+			srv.stop(t, 60*time.Second)
 		}
 	}
 	defer stop()
+	stderr := srv.stderr
 	urlRe := regexp.MustCompile(`job queue on (nats://\S+)`)
 	var natsURL string
 	for deadline := time.Now().Add(60 * time.Second); natsURL == ""; {
@@ -109,16 +87,7 @@ func TestDispatchPendingToWorker(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	cl := &api.Client{BaseURL: "http://" + addr}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if _, err := cl.List(ctx); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("API did not come up: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	cl := srv.cl
 
 	info, err := cl.Submit(ctx, []byte("name: gpu-pending\nlane: cuda-synth\ntasks: {corpus: builtin, limit: 2}\n"+
 		"models: [{name: replay, kind: script, script: answers.jsonl}]\nconcurrency: 2\nagent: {repair_turns: 0, max_tool_calls: 0}\n"))
@@ -138,16 +107,18 @@ func TestDispatchPendingToWorker(t *testing.T) {
 	}
 
 	// The worker: this test binary as kiln, with the nkey the daemon lists.
-	var wout bytes.Buffer
+	var wout syncBuffer
 	wk := exec.Command(os.Args[0], "worker", "--nats", natsURL, "--nkey", seedFile, "--capabilities", "gpu",
 		"--id", "cpu-host-claims-gpu", "--data", filepath.Join(dir, "worker-data"), "--log-level", "warn")
 	wk.Env = append(os.Environ(), "KILN_TEST_MAIN=1")
 	wk.Stdout, wk.Stderr = &wout, &wout
+	wk.WaitDelay = 5 * time.Second // sandboxed children must not hold its output open
 	if err := wk.Start(); err != nil {
 		t.Fatal(err)
 	}
-	wdone := make(chan error, 1)
-	go func() { wdone <- wk.Wait() }()
+	wdone := make(chan struct{})
+	var werr error
+	go func() { werr = wk.Wait(); close(wdone) }()
 	defer func() {
 		select {
 		case <-wdone:
@@ -239,12 +210,33 @@ func TestDispatchPendingToWorker(t *testing.T) {
 	// The worker drains on SIGTERM; the daemon stops after it.
 	_ = wk.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-wdone:
-		if err != nil {
-			t.Errorf("worker: %v\n%s", err, wout.String())
+	case <-wdone:
+		if werr != nil {
+			t.Errorf("worker: %v\n%s", werr, wout.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Error("worker did not drain")
 	}
 	stop()
+}
+
+// TestDispatchCapabilities: the lanes that leave stages pending name the
+// capability their Completer needs, among those workers offer.
+func TestDispatchCapabilities(t *testing.T) {
+	t.Parallel()
+	reg, err := newWiring(env{}, nil, t.TempDir()).lanes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"c2x86": "", "cuda-synth": kit.CapabilityGPU, "cuda2hip": kit.CapabilityGPU,
+		"ptx2cuda": kit.CapabilityGPU, "sass2rdna": kit.CapabilityAMD, "torch2cuda": kit.CapabilityTorch}
+	for _, name := range reg.Names() {
+		k, _ := reg.Get(name)
+		if w, ok := want[name]; ok && k.Capability != w {
+			t.Errorf("lane %s: capability %q, want %q", name, k.Capability, w)
+		}
+		if k.Capability != "" && !jobs.ValidCapability(k.Capability) {
+			t.Errorf("lane %s: capability %q is no subject token", name, k.Capability)
+		}
+	}
 }

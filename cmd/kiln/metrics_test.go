@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -268,37 +267,15 @@ func TestMetricsServe(t *testing.T) {
 	}))
 	defer hook.Close()
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	soft := make(chan struct{})
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--data", data, "--addr", addr, "--spec-root", dir, "--webhook-env", "KILN_TEST_HOOK"},
-			env{stdout: &stderr, stderr: &stderr, soft: soft, getenv: func(k string) string {
-				if k == "KILN_TEST_HOOK" {
-					return hook.URL + "/hooks/secret-token"
-				}
-				return ""
-			}})
-	}()
-	cl := &api.Client{BaseURL: "http://" + addr}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := cl.List(ctx); err == nil {
-			break
+	srv := serveKiln(ctx, t, func(k string) string {
+		if k == "KILN_TEST_HOOK" {
+			return hook.URL + "/hooks/secret-token"
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not come up: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	}, "--data", data, "--spec-root", dir, "--webhook-env", "KILN_TEST_HOOK")
+	addr, cl, stderr := srv.addr, srv.cl, srv.stderr
 	metricsURL := "http://" + addr + "/metrics"
 	first, err := getMetrics(ctx, metricsURL)
 	if err != nil {
@@ -383,15 +360,7 @@ func TestMetricsServe(t *testing.T) {
 		}
 	}
 
-	close(soft)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exit %d: %s", code, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	srv.stop(t, 60*time.Second)
 	if strings.Contains(stderr.String(), "secret-token") {
 		t.Error("the webhook URL was logged")
 	}

@@ -57,36 +57,13 @@ func TestServe(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "answers.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	soft := make(chan struct{})
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--data", filepath.Join(dir, "data"), "--addr", addr, "--spec-root", dir},
-			env{stdout: &stderr, stderr: &stderr, getenv: func(string) string { return "" }, soft: soft})
-	}()
-	cl := &api.Client{BaseURL: "http://" + addr}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := cl.List(ctx); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not come up: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	srv := serveKiln(ctx, t, nil, "--data", filepath.Join(dir, "data"), "--spec-root", dir)
+	cl := srv.cl
 
 	// A bad spec: 400 naming line and field.
-	_, err = cl.Submit(ctx, []byte("name: x\nlane: c2x86\nconcurency: 3\nmodels: [{name: m, kind: script, script: answers.jsonl}]\n"))
+	_, err := cl.Submit(ctx, []byte("name: x\nlane: c2x86\nconcurency: 3\nmodels: [{name: m, kind: script, script: answers.jsonl}]\n"))
 	var bad *api.BadSpec
 	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "spec.yaml:3: concurency: unknown field") {
 		t.Fatalf("bad spec: %v", err)
@@ -155,15 +132,7 @@ func TestServe(t *testing.T) {
 		t.Fatalf("list: %d %v", len(list), err)
 	}
 
-	close(soft)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exit %d: %s", code, stderr.String())
-		}
-	case <-time.After(40 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	srv.stop(t, 40*time.Second)
 }
 
 // TestServeRefusesPublicAddressWithoutToken: the API binds loopback unless

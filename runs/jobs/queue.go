@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -142,6 +143,8 @@ type Queue struct {
 	js  jetstream.JetStream
 	cfg QueueConfig
 	art *Artifacts
+
+	ensured sync.Map // capability -> struct{}: consumer made by this Queue
 }
 
 // NewQueue ensures the streams, the daemon's consumers and the artifact
@@ -221,8 +224,13 @@ func (q *Queue) Publish(ctx context.Context, j Job) (bool, error) {
 	if j.ID == "" || j.Kind == "" {
 		return false, errors.New("publish job: id and kind are required")
 	}
-	if err := q.EnsureCapability(ctx, j.Capability); err != nil {
-		return false, err
+	// One consumer update per capability and Queue, not one per job (a
+	// round trip each: it bounded publishing to ~600 jobs/s).
+	if _, ok := q.ensured.Load(j.Capability); !ok {
+		if err := q.EnsureCapability(ctx, j.Capability); err != nil {
+			return false, err
+		}
+		q.ensured.Store(j.Capability, struct{}{})
 	}
 	if j.Created.IsZero() {
 		j.Created = time.Now().UTC()

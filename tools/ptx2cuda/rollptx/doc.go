@@ -40,8 +40,15 @@
 //	                     defined ($L__BB0_(4+i*2):) and where it is a
 //	                     branch target (@%p1 bra $L__BB0_(4+i*2);)
 //
-// Lines that can be folded contain no parentheses, so inside a body every
-// "(" starts a VarExpr, and "+(" after an address base is an offset. (PtxDec's
+// An immediate or an address offset that does not move by equal steps can
+// instead be a table: its values in braces, then the loop variable in
+// brackets, {256, 128, 64, 32, 16, 8}[i] (the value at index i, as in
+// Python: i is the variable's value), an offset written [%r3+{256, 128,
+// 64}[i]] and printed as PTX does.
+//
+// Lines that can be folded contain no parentheses and no "}[", so inside a
+// body every "(" starts a VarExpr, "+(" after an address base is an offset,
+// and "{" followed by a number and closed by "}[" starts a table. (PtxDec's
 // printed register form, %f(%(882+i*8), is an OCR artefact; this package uses
 // %f(882+i*8).) Lines outside loops are plain PTX, copied unchanged.
 //
@@ -88,6 +95,21 @@
 //
 //		$L__BB0_(12+i*2):
 //
+// A shared-memory tree reduction (for (s = 256; s > 0; s >>= 1)), six
+// blocks whose thresholds and offsets halve, is one loop with two tables:
+//
+//	for.size.10 i in range(0, 6, 1):
+//			setp.gt.u32 	%p(4+i*1), %r1, {63, 31, 15, 7, 3, 1}[i];
+//			@%p(4+i*1) bra 	$L__BB0_(8+i*2);
+//
+//			ld.shared.f32 	%f(10+i*3), [%r3];
+//			ld.shared.f32 	%f(11+i*3), [%r3+{256, 128, 64, 32, 16, 8}[i]];
+//			add.f32 	%f(12+i*3), %f(11+i*3), %f(10+i*3);
+//			st.shared.f32 	[%r3], %f(12+i*3);
+//
+//		$L__BB0_(8+i*2):
+//			bar.sync 	0;
+//
 // Nested loops come from rolling the rolled text again: a run of loops whose
 // numbers move with an outer iteration becomes
 //
@@ -117,28 +139,35 @@
 // %rd, %f, ...) that move all move by one step, as they do when nvcc unrolls
 // a loop; the body holds two instructions or more; its lines do not repeat
 // within it; and where the lines repeat a third time, before or after, the
-// numbers other than registers go on by the same steps. (The six steps of a
-// tree reduction have equal lines but offsets that halve; two of them are no
-// loop.) A fold is made only when it is shorter than the lines it replaces.
+// numbers other than registers go on by the same steps (two of the six steps
+// of a tree reduction, whose offsets halve, are no loop of two).
+//
+// With K >= 3 iterations (at most [MaxTable]) and a body of two instructions
+// or more, immediates and offsets that do not move by equal steps become
+// tables, provided their values move in one direction by steps that are
+// powers of two and grow or shrink by a constant ratio: the strides of tree
+// reductions, scans, shuffles and butterflies (256 128 64 ..., 1 3 7 15 ...,
+// 16 8 4 2 1). Values that move by equal steps for three in a row are a
+// nest, which a later pass folds; lists of unrelated constants (round
+// constants, a filter's coefficients in the order the compiler scheduled
+// their loads, a row of mov's) are no loop and stay as they are. Registers
+// and labels never become tables: registers that rotate through the rounds
+// of a hash would read as noise.
+//
+// A fold is made only when it is shorter than the lines it replaces.
 //
 // Per run, Roll chooses its folds by dynamic programming over the run (bodies
 // of at most [MaxBody] lines): the set of folds that makes the run shortest.
 // It then rolls its own output again, so that repeated loops fold into nested
 // ones (at most [MaxDepth] levels). The shortest flat choice can hide a nest
 // (one loop over a whole 3-D unrolled block instead of rows that nest): where
-// a loop of the first pass has a body that repeats within itself, the run is
-// rolled a second way, folding at each position the nearest repeat that pays
-// (PtxDec's order, innermost loops first), and the shorter result is kept.
+// the body of a loop of the first pass holds a fold that would pay on its
+// own, the run is rolled a second way, folding at each position the nearest
+// repeat that pays (PtxDec's order, innermost loops first), and the shorter
+// result is kept.
 // Of equally short results, the second strategy prefers loops that start
 // early; a loop may still start mid-iteration (a rotation of the source
 // loop's body) when that is shorter.
-//
-// Operands that repeat but do not move affinely (round constants, registers
-// that rotate through the iterations of a hash) are not folded: there is no
-// table form such as {k0, k1, ...}[i]. Measured on the test corpus, it would
-// add at most 1.7 points of reduction if only non-register operands could
-// be tables (see ROLLED_PTX_BENCH.md); registers in tables would read as
-// noise to a model decompiling the loop.
 //
 // # Round trip
 //

@@ -15,6 +15,8 @@ const (
 	MaxBody = 256
 	// MaxDepth is the deepest loop nesting Roll makes.
 	MaxDepth = 8
+	// MaxTable is the most values a table holds.
+	MaxTable = 64
 )
 
 // Stats describes one Roll.
@@ -104,11 +106,12 @@ func countLines(s string) int {
 	return n
 }
 
-// Hole kinds: a number printed as is (register number, immediate) or an
-// address offset (printed "+N", nothing when 0).
+// Hole kinds: a number printed as is (register number, immediate), an
+// address offset (printed "+N", nothing when 0), or the number of a label.
 const (
 	kindPlain  uint8 = 1
 	kindOffset uint8 = 2
+	kindLabel  uint8 = 3
 )
 
 // term is one "+v*stride" of a VarExpr; level names the variable.
@@ -118,13 +121,15 @@ type term struct {
 }
 
 // hole is a number of a line: its value in the first iteration and,
-// inside loops, how it moves (terms r.terms[tlo:tlo+tn], inner loops first).
+// inside loops, how it moves: terms r.terms[tlo:tlo+tn], inner loops first,
+// or (tn == -1) a table of its values, r.tvals[tlo] the loop's level,
+// r.tvals[tlo+1] their count K, then the K values.
 type hole struct {
 	base  int64
 	start int32 // lexed holes: where the number is in the source
 	tlo   int32
 	tn    int16
-	tlen  int16 // length of the rendered terms; 0 when there are none
+	tlen  int16 // length of the rendered terms or table; 0 when there are none
 	blen  uint8 // digits(base)
 	kind  uint8
 	class uint8 // register number: its prefix (%r, %rd, %f, ...); 0 otherwise
@@ -170,6 +175,12 @@ type unit struct {
 
 func (r *roller) holesOf(u *unit) []hole { return r.holes[u.hlo : u.hlo+u.hn] }
 
+// tableable reports whether a number may become a table: an immediate or
+// an offset that does not vary yet.
+func tableable(h *hole) bool {
+	return h.class == 0 && h.kind != kindLabel && h.tn == 0
+}
+
 // fixOf is what a number adds when it becomes a VarExpr besides its new
 // term: the parentheses, and the "+0" of an offset 0, unless it has terms.
 func fixOf(base int64, tlen int16, kind uint8) uint8 {
@@ -198,10 +209,13 @@ type tabEnt struct {
 // cand is a candidate body length n at a position p: r1 units from p match
 // the unit n further. Once r1 >= n (the candidate is hot), r2 is how many of
 // them also move by the same step as the next pair, and w how much the
-// VarExprs add to the body u[p:p+n].
+// VarExprs add to the body u[p:p+n] as long as its numbers move so.
 type cand struct {
 	n, r1, r2 int32
 	r2c       int32 // like r2, for the numbers other than registers
+	r2f       int32 // like r2, for the numbers that cannot be tables
+	kall      int32 // loops(c), set by heat
+	kmost     int32
 	at        int32 // long bodies: the position of the candidate
 	w         int64
 }
@@ -222,15 +236,17 @@ type roller struct {
 	lastID    uint8
 	holes     []hole // the lexed holes, then those of loops
 	terms     []term
+	tvals     []int64 // tables (see hole)
 	loops     []loopNode
 	bodies    []unit
 
 	// shape interning
-	tab      []tabEnt
-	tgen     uint32
-	nshape   int
-	arena    []byte
-	shapeOff []int32
+	tab        []tabEnt
+	tgen       uint32
+	nshape     int
+	blankShape int32 // the shape of an empty line, once one is lexed
+	arena      []byte
+	shapeOff   []int32
 
 	// per-run dynamic programming
 	next   []int32
@@ -246,9 +262,8 @@ type roller struct {
 	base   int32 // see foldRun
 	reach  []reach
 	indl   []int32 // per position: indentKey
-	minHot []int32 // per position: the shortest body whose loop starts there
-	// nestable: a loop made by the last foldRun for flat has a body that
-	// holds a loop of its own
+	// nestable: the body of a loop made by the last foldRun for flat holds
+	// a fold that pays
 	nestable bool
 	ind0     []int32 // prefix counts of indentKey 0
 	indx     []int32 // prefix counts of indentKey other than -1, 0, 1
@@ -303,11 +318,13 @@ func (r *roller) roll(src string) string {
 	r.lastClass, r.lastID = "", 0
 	r.holes = r.holes[:0]
 	r.terms = r.terms[:0]
+	r.tvals = r.tvals[:0]
 	r.loops = r.loops[:0]
 	r.bodies = r.bodies[:0]
 	r.arena = r.arena[:0]
 	r.shapeOff = append(r.shapeOff[:0], 0)
 	r.nshape = 0
+	r.blankShape = -1
 	if len(src) >= 1<<31-1 {
 		return src
 	}
@@ -379,8 +396,15 @@ func (r *roller) lex() bool {
 			r.instr++
 		}
 		u := unit{shape: -1, line: int32(len(r.lines)), loop: -1}
-		if nl {
+		switch {
+		case !nl:
+		case len(line) == 0 && r.blankShape >= 0: // many: skip the interning
+			u.shape, u.hlo, u.cost, u.lines, u.blank = r.blankShape, int32(len(r.holes)), 1, 1, 1
+		default:
 			r.statement(&u, line, pos, ind)
+			if len(line) == 0 {
+				r.blankShape = u.shape
+			}
 		}
 		r.lines = append(r.lines, li)
 		r.items = append(r.items, u)
@@ -416,10 +440,13 @@ func isHeaderLike(s string) bool {
 
 // statement lexes a line into u: its numbers become holes and the rest its
 // shape. Any line can be a statement (instructions, labels, comments,
-// directives, blank lines) unless it holds a byte a loop body cannot:
-// a parenthesis (inside a body "(" starts a VarExpr) or a control
-// character; such a line stays a separator.
+// directives, blank lines) unless it holds what a loop body cannot: a
+// parenthesis (inside a body "(" starts a VarExpr), "}[" (which ends a
+// table) or a control character; such a line stays a separator.
 func (r *roller) statement(u *unit, line string, pos, ind int) {
+	if i := strings.IndexByte(line, '}'); i >= 0 && strings.Contains(line[i:], "}[") {
+		return // inside a body "{1, 2}[i]" is a table
+	}
 	a0 := len(r.arena)
 	holes := r.holes
 	h0 := len(holes)
@@ -579,8 +606,8 @@ func label(line string, i, pos int, shape []byte, holes []hole) (int, []byte, []
 			v = v*10 + int64(c-'0')
 		}
 		shape = append(shape, line[i:j]...)
-		shape = append(shape, kindPlain)
-		holes = append(holes, hole{base: v, start: int32(pos + j), blen: uint8(k - j), kind: kindPlain})
+		shape = append(shape, kindLabel)
+		holes = append(holes, hole{base: v, start: int32(pos + j), blen: uint8(k - j), kind: kindLabel})
 		return k, shape, holes
 	}
 	return k, append(shape, line[i:k]...), holes
@@ -712,9 +739,9 @@ func (r *roller) rollRuns() bool {
 		// its own text shortest. Innermost: each pass folds the nearest
 		// repeat that pays (PtxDec's order), which leaves the loops of an
 		// unrolled nest for the next passes to nest. Innermost runs only
-		// where it can win: when a loop of flat's first pass has a body
-		// that repeats within itself (flat folded a whole unrolled nest
-		// into one loop, the nest hidden in its body).
+		// where it can win: when the body of a loop of flat's first pass
+		// holds a fold that would pay on its own (flat folded a whole
+		// unrolled nest into one loop, the inner loops hidden in its body).
 		first, f := r.foldRun(items[i:j], flat, r.work[0][:0])
 		r.work[0] = first
 		a := items[i:j]
@@ -883,6 +910,12 @@ func termLen(d int64) int32 {
 }
 
 func holeLen(h *hole) int32 {
+	if h.tn < 0 { // a table
+		if h.kind == kindOffset {
+			return 1 + int32(h.tlen)
+		}
+		return int32(h.tlen)
+	}
 	if h.tlen == 0 {
 		if h.kind == kindOffset {
 			if h.base == 0 {
@@ -949,13 +982,12 @@ func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 		r.ntabs = make([]int64, n+1)
 		r.ninstr = make([]int32, n+1)
 		r.indl = make([]int32, n)
-		r.minHot = make([]int32, n)
 		r.ind0 = make([]int32, n+1)
 		r.indx = make([]int32, n+1)
 	}
 	next, shp := r.next[:n], r.shp[:n+gram]
 	cost, nlines, ntabs, ninstr := r.cost[:n+1], r.nlines[:n+1], r.ntabs[:n+1], r.ninstr[:n+1]
-	indl, ind0, indx, minHot := r.indl[:n], r.ind0[:n+1], r.indx[:n+1], r.minHot[:n]
+	indl, ind0, indx := r.indl[:n], r.ind0[:n+1], r.indx[:n+1]
 	best, choice := r.best[:n+1], r.choice[:2*n]
 	cost[0], nlines[0], ntabs[0], ind0[0], indx[0], ninstr[0] = 0, 0, 0, 0, 0, 0
 	for q := 0; q < n; q++ {
@@ -1011,7 +1043,6 @@ func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 	for p := n - 1; p >= 0; p-- {
 		fc.b = score{int64(u[p].cost) + best[p+1].b, fc.penW*int64(n-p) + best[p+1].pen}
 		fc.cn, fc.ck, fc.found = 0, 0, false
-		minHot[p] = 0
 		sh := shp[p]
 		near := shp[p+1 : p+gram]
 		if next[p] < 0 && near[0] != sh && near[1] != sh && near[2] != sh && near[3] != sh &&
@@ -1040,9 +1071,6 @@ func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 				r.heat(c, &pc, pc.r1 >= N, hp, p, N)
 				r.eval(p, c)
 				reach = r.addReach(reach, c)
-				if minHot[p] == 0 {
-					minHot[p] = N
-				}
 			}
 		}
 		// long bodies: the candidates whose k-grams recur
@@ -1064,9 +1092,6 @@ func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 			}
 			c.at = base + int32(p)
 			if c.r1 >= N {
-				if minHot[p] == 0 {
-					minHot[p] = N
-				}
 				r.heat(c, &pc, pc.r1 >= N, hp, p, N)
 				if !dominated(reach, c) {
 					r.eval(p, c)
@@ -1087,8 +1112,10 @@ func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 				p++
 				continue
 			}
-			for x := p; x < p+N; x++ {
-				if m := int(minHot[x]); m > 0 && x+2*m <= p+N {
+			for x := p + 1; x < p+N; x++ {
+				// a fold that pays at x (the best choice for u[x:] is
+				// one) and fits in the body
+				if n, k := int(choice[2*x]), int(choice[2*x+1]); n > 0 && x+n*k <= p+N {
 					r.nestable = true
 				}
 			}
@@ -1132,10 +1159,7 @@ type foldCtx struct {
 type reach struct{ n, end, r1 int32 }
 
 func (r *roller) addReach(rs []reach, c *cand) []reach {
-	K := 1 + c.r1/c.n
-	if k2 := 2 + c.r2/c.n; k2 < K {
-		K = k2
-	}
+	K := c.kmost
 	rs = append(rs, reach{c.n, K * c.n, c.r1})
 	r.reach = rs
 	return rs
@@ -1146,10 +1170,7 @@ func (r *roller) addReach(rs []reach, c *cand) []reach {
 // as far: a body of m copies of that one is m times as long. (For speed:
 // where a short body repeats, its multiples are candidates too.)
 func dominated(rs []reach, c *cand) bool {
-	K := 1 + c.r1/c.n
-	if k2 := 2 + c.r2/c.n; k2 < K {
-		K = k2
-	}
+	K := c.kmost
 	most := K * c.n
 	for _, x := range rs {
 		if c.n%x.n == 0 && x.end >= most {
@@ -1165,30 +1186,53 @@ func (r *roller) heat(c, pc *cand, prevHot bool, hp []hole, p int, N int32) {
 	u := r.fc.u
 	q := p + int(N)
 	hq := r.holesOf(&u[q])
-	aff, caff := false, false
+	f := 0
 	if q2 := q + int(N); q2 < len(u) && u[q2].shape == u[p].shape {
-		aff, caff = affine(hp, hq, r.holesOf(&u[q2]))
+		f = affine(hp, hq, r.holesOf(&u[q2]))
 	}
-	c.r2, c.r2c = 0, 0
+	c.r2, c.r2c, c.r2f = 0, 0, 0
 	if prevHot { // slide the window
 		c.w = pc.w + gain(hp, hq) - gain(hq, r.holesOf(&u[q+int(N)]))
-		if aff {
+		if f&affAll != 0 {
 			c.r2 = 1 + pc.r2
 		}
-		if caff {
+		if f&affConsts != 0 {
 			c.r2c = 1 + pc.r2c
 		}
+		if f&affFixed != 0 {
+			c.r2f = 1 + pc.r2f
+		}
+		c.kall, c.kmost = loops(c)
 		return
 	}
 	// the first hot position of the stretch
 	c.w = r.gainSum(u, p, q, int(N))
-	if caff {
-		a, ca := r.affineRun(u, p+1, p+int(c.r1), int(N), aff)
-		c.r2, c.r2c = a, 1+ca
-		if aff {
-			c.r2++
+	if f != 0 {
+		n := r.affineRun(u, p+1, p+int(c.r1), int(N), f)
+		if f&affAll != 0 {
+			c.r2 = 1 + n[0]
+		}
+		if f&affConsts != 0 {
+			c.r2c = 1 + n[1]
+		}
+		if f&affFixed != 0 {
+			c.r2f = 1 + n[2]
 		}
 	}
+	c.kall, c.kmost = loops(c)
+}
+
+// loops returns how many iterations a loop at a hot candidate can have:
+// all (numbers all moving by equal steps) and most (some as tables). heat
+// keeps them in c.kall and c.kmost.
+func loops(c *cand) (all, most int32) {
+	K := 1 + c.r1/c.n
+	all = min(K, 2+c.r2/c.n)
+	most = min(K, 2+c.r2f/c.n, max(all, MaxTable))
+	if most < 3 {
+		most = all // a table of two is never shorter
+	}
+	return all, most
 }
 
 // eval weighs the loops of hot candidate c at p.
@@ -1199,18 +1243,40 @@ func (r *roller) eval(p int, c *cand) {
 	}
 	u, cost, best := fc.u, fc.cost, fc.best
 	N := c.n
-	K := 1 + c.r1/N
-	if k2 := 2 + c.r2/N; k2 < K {
-		K = k2
-	}
+	kAll, K := c.kall, c.kmost
 	lower := cost[p+int(N)] - cost[p] + fc.ntabs[p+int(N)] - fc.ntabs[p]
 	hb := int64(-1)
-	exact, ind, uniform := lower+c.w, int64(-1), int8(-1)
-	for k := K; k >= 2 && k > K-3; k-- {
+	ind, uniform := int64(-1), int8(-1)
+	for k := K; k >= 2; k-- {
+		if k <= K-3 { // the three longest loops, and the longest without tables
+			if k > kAll {
+				k = kAll + 1
+				continue
+			}
+			if k < kAll {
+				break
+			}
+		}
 		end := p + int(N*k)
 		span := cost[end] - cost[p]
-		if 32+exact >= span || 32+lower+best[end].b > fc.b.b {
+		if 32+lower >= span || 32+lower+best[end].b > fc.b.b {
 			continue // a header is at least 32 bytes
+		}
+		exact := lower + c.w
+		if k > kAll { // some numbers become tables
+			if fc.ninstr[p+int(N)]-fc.ninstr[p] < 2 {
+				// a lone instruction with a table is a list of
+				// constants (mov %r(40+i*1), {2, 31, 16, -1}[i]), no loop
+				continue
+			}
+			g, ok := r.tableGain(p, int(N), int(k), int(c.r2)%int(N))
+			if !ok {
+				continue
+			}
+			exact = lower + g
+		}
+		if 32+exact >= span {
+			continue
 		}
 		if hb < 0 {
 			hb = headerLen(0, fc.nlines[p+int(N)]-fc.nlines[p], 1) - 1 // without digits(k)
@@ -1282,11 +1348,102 @@ func constantsGoOnAfter(c *cand) bool {
 func (r *roller) constantsGoOnBefore(p, N int) bool {
 	u, shp := r.fc.u, r.fc.shp
 	for y := p - 1; y >= 0 && y >= p-N && shp[y] == shp[y+N]; y-- { // the triples y, y+N, y+2N
-		if _, ok := affine(r.holesOf(&u[y]), r.holesOf(&u[y+N]), r.holesOf(&u[y+2*N])); !ok {
+		if affine(r.holesOf(&u[y]), r.holesOf(&u[y+N]), r.holesOf(&u[y+2*N]))&affConsts == 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// tableGain is how much longer the body u[p:p+N] of a loop of k iterations
+// renders: its numbers that move by equal steps as VarExprs, the others as
+// tables (makeLoop makes the same choice). ok is false unless every table
+// passes geometricSteps.
+func (r *roller) tableGain(p, N, k, first int) (g int64, ok bool) {
+	u := r.fc.u
+	for i := range N {
+		// first the unit where the numbers stop moving by equal steps:
+		// when its table fails, the others need no look
+		x := p + (first+i)%N
+		a, b := r.holesOf(&u[x]), r.holesOf(&u[x+N])
+		for t := range a {
+			h := &a[t]
+			d := b[t].base - h.base
+			if r.movesBy(u, x, N, k, t, d) {
+				if d != 0 {
+					g += int64(termLen(d)) + int64(fixOf(h.base, h.tlen, h.kind))
+				}
+				continue
+			}
+			if !tableable(h) {
+				return 0, false // (loops does not let that happen)
+			}
+			var buf [MaxTable]int64
+			vals := buf[:k]
+			n := int64(2*k + 3)
+			for j := range vals {
+				vals[j] = r.holes[u[x+j*N].hlo+int32(t)].base
+				n += int64(digits(vals[j]))
+			}
+			if !geometricSteps(vals) {
+				return 0, false
+			}
+			g += n + int64(offsetPlus(h)) - int64(holeLen(h))
+		}
+	}
+	return g, true
+}
+
+// geometricSteps reports whether values may form a table: they move in one
+// direction by steps that are powers of two and grow or shrink by a
+// constant ratio, like the strides of a tree reduction, a scan or a
+// butterfly (256 128 64 ..., 1 3 7 15 ..., 16 8 4 2 1). Steps that stay equal
+// are a loop or a nest that a table must not hide (a later pass nests it);
+// other lists are constants (a filter's coefficients in the order the
+// compiler scheduled their loads, round constants), not the steps of a loop.
+func geometricSteps(vals []int64) bool {
+	if len(vals) < 3 {
+		return false
+	}
+	pow2 := func(d int64) bool {
+		if d < 0 {
+			d = -d
+		}
+		return d > 0 && d&(d-1) == 0
+	}
+	d0, d1 := vals[1]-vals[0], vals[2]-vals[1]
+	if !pow2(d0) || !pow2(d1) || (d0 < 0) != (d1 < 0) || d0 == d1 {
+		return false
+	}
+	grow := d1/d0 >= 2 || d1/d0 <= -2
+	for j := 2; j+1 < len(vals); j++ {
+		d2 := vals[j+1] - vals[j]
+		if grow && d2 != d1*(d1/d0) || !grow && d1 != d2*(d0/d1) {
+			return false
+		}
+		d0, d1 = d1, d2
+	}
+	return true
+}
+
+// movesBy reports whether number t of u[x], u[x+N], ... u[x+(k-1)N] moves
+// by d each time.
+func (r *roller) movesBy(u []unit, x, N, k, t int, d int64) bool {
+	v := r.holes[u[x].hlo+int32(t)].base
+	for j := 2; j < k; j++ {
+		if r.holes[u[x+j*N].hlo+int32(t)].base != v+int64(j)*d {
+			return false
+		}
+	}
+	return true
+}
+
+// offsetPlus is 1 for an offset (written "+" before its VarExpr or table).
+func offsetPlus(h *hole) int32 {
+	if h.kind == kindOffset {
+		return 1
+	}
+	return 0
 }
 
 // periodic reports whether the shapes of the body u[p:p+N] repeat with a
@@ -1382,42 +1539,49 @@ func (r *roller) gainSum(u []unit, from, to, N int) int64 {
 	return g
 }
 
-// affineRun counts the units from from (at most to-from) that, with those
-// N and 2N further, have one shape and move by equal steps: all their
-// numbers (all, counted while all is true at the start), and those other
-// than registers (consts).
-func (r *roller) affineRun(u []unit, from, to, N int, all bool) (n, consts int32) {
-	for q := from; q < to && q+2*N < len(u); q++ {
+// affineRun counts, from from (at most to-from), the units that with those
+// N and 2N further have one shape and pass each of the affine tests (n[0]
+// for affAll, n[1] affConsts, n[2] affFixed); f are the tests still running.
+func (r *roller) affineRun(u []unit, from, to, N int, f int) (n [3]int32) {
+	for q := from; q < to && q+2*N < len(u) && f != 0; q++ {
 		if u[q+2*N].shape != u[q].shape {
 			break
 		}
-		a, c := affine(r.holesOf(&u[q]), r.holesOf(&u[q+N]), r.holesOf(&u[q+2*N]))
-		if !c {
-			break
-		}
-		consts++
-		all = all && a
-		if all {
-			n++
-		}
-	}
-	return n, consts
-}
-
-// affine reports whether the numbers of three corresponding units move by
-// equal steps: all of them, and those other than registers.
-func affine(a, b, c []hole) (all, consts bool) {
-	b, c = b[:len(a)], c[:len(a)]
-	all, consts = true, true
-	for t := range a {
-		if b[t].base-a[t].base != c[t].base-b[t].base {
-			all = false
-			if a[t].class == 0 {
-				return false, false
+		f &= affine(r.holesOf(&u[q]), r.holesOf(&u[q+N]), r.holesOf(&u[q+2*N]))
+		for i := range n {
+			if f&(1<<i) != 0 {
+				n[i]++
 			}
 		}
 	}
-	return all, consts
+	return n
+}
+
+// Flags of affine: all the numbers of three corresponding units move by
+// equal steps; those other than registers; those that cannot be tables.
+const (
+	affAll    = 1
+	affConsts = 2
+	affFixed  = 4
+)
+
+// affine reports which numbers of three corresponding units move by equal
+// steps.
+func affine(a, b, c []hole) int {
+	b, c = b[:len(a)], c[:len(a)]
+	f := affAll | affConsts | affFixed
+	for t := range a {
+		if b[t].base-a[t].base != c[t].base-b[t].base {
+			f &^= affAll
+			if a[t].class == 0 {
+				f &^= affConsts
+			}
+			if !tableable(&a[t]) {
+				f &^= affFixed
+			}
+		}
+	}
+	return f
 }
 
 // uniformSteps reports whether, between the body u[p:p+N] and the next
@@ -1556,6 +1720,27 @@ func (r *roller) makeLoop(u []unit, p, N, K int) unit {
 			h := r.holes[u[q].hlo+t]
 			d := r.holes[u[q+N].hlo+t].base - h.base
 			sb = append(sb, ',')
+			if !r.movesBy(u, q, N, K, int(t), d) { // a table
+				if !tableable(&h) {
+					panic("rollptx: a number that cannot be a table does not move by equal steps")
+				}
+				sb = append(sb, 't')
+				tlo := int32(len(r.tvals))
+				r.tvals = append(r.tvals, int64(level), int64(K))
+				n := int32(2*K + 3)
+				for j := range K {
+					v := r.holes[u[q+j*N].hlo+t].base
+					r.tvals = append(r.tvals, v)
+					n += digits(v)
+					sb = append(sb, ' ')
+					sb = strconv.AppendInt(sb, v, 10)
+				}
+				old := holeLen(&h)
+				h.tlo, h.tn, h.tlen = tlo, -1, int16(n)
+				bodyCost += int64(holeLen(&h) - old)
+				r.holes = append(r.holes, h)
+				continue
+			}
 			sb = strconv.AppendInt(sb, d, 10)
 			if d != 0 {
 				bodyCost += int64(exprLen(&h, int32(h.tlen)+termLen(d)) - holeLen(&h))
@@ -1648,6 +1833,17 @@ func appendIndent(dst []byte, ind string, ins []int32) []byte {
 func (r *roller) appendExpr(dst []byte, h *hole) []byte {
 	if h.kind == kindOffset {
 		dst = append(dst, '+')
+	}
+	if h.tn < 0 { // {v0, v1, ...}[i]
+		level, k := r.tvals[h.tlo], r.tvals[h.tlo+1]
+		dst = append(dst, '{')
+		for j, v := range r.tvals[h.tlo+2 : h.tlo+2+int32(k)] {
+			if j > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = strconv.AppendInt(dst, v, 10)
+		}
+		return append(dst, '}', '[', varName(int32(level)), ']')
 	}
 	dst = append(dst, '(')
 	dst = strconv.AppendInt(dst, h.base, 10)

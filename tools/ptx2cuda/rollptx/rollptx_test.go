@@ -243,24 +243,79 @@ func TestRollComments(t *testing.T) {
 	checkRoll(t, in.String(), want)
 }
 
+// TestRollTables: numbers other than registers that do not move by equal
+// steps become tables when they move in one direction by changing steps,
+// like the strides of a tree reduction.
+func TestRollTables(t *testing.T) {
+	t.Parallel()
+	want := "\tbar.sync \t0;\n" +
+		"for.size.10 i in range(0, 6, 1):\n" +
+		"\t\tsetp.gt.u32 \t%p(4+i*1), %r1, {63, 31, 15, 7, 3, 1}[i];\n" +
+		"\t\t@%p(4+i*1) bra \t$L__BB0_(8+i*2);\n" +
+		"\n" +
+		"\t\tld.shared.f32 \t%f(10+i*3), [%r3];\n" +
+		"\t\tld.shared.f32 \t%f(11+i*3), [%r3+{256, 128, 64, 32, 16, 8}[i]];\n" +
+		"\t\tadd.f32 \t%f(12+i*3), %f(11+i*3), %f(10+i*3);\n" +
+		"\t\tst.shared.f32 \t[%r3], %f(12+i*3);\n" +
+		"\n" +
+		"\t$L__BB0_(8+i*2):\n" +
+		"\t\tbar.sync \t0;\n"
+	checkRoll(t, treeReduction(6), want)
+	// three steps: a table of three
+	if got := Roll(treeReduction(3)); !strings.Contains(got, "{63, 31, 15}[i]") || !strings.Contains(got, "[%r3+{256, 128, 64}[i]]") {
+		t.Errorf("three steps:\n%s", got)
+	}
+	// two steps: two values are always affine, and a table of two is
+	// never shorter
+	if got := Roll(treeReduction(2)); !strings.Contains(got, "%r1, (63-i*32);") {
+		t.Errorf("two steps:\n%s", got)
+	}
+	// values that go up and down (a filter's coefficients loaded in the
+	// order the compiler chose) make no table
+	var in strings.Builder
+	for i, off := range []int{24, 12, 16, 40, 28} {
+		fmt.Fprintf(&in, "\tld.const.f32 \t%%f%d, [cFilter+%d];\n\tfma.rn.f32 \t%%f%d, %%f%d, %%f%d, %%f%d;\n", 5+2*i, off, 6+2*i, 5+2*i, 30, 4+2*i)
+	}
+	if got := Roll(in.String()); strings.Contains(got, "}[") {
+		t.Errorf("a table of values that go up and down:\n%s", got)
+	}
+	// a table must not hide a nest: offsets 0 4 8 12 | 128 132 136 140
+	// fold into loops that nest (see TestRollNested)
+}
+
+func TestGeometricSteps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		v  []int64
+		ok bool
+	}{
+		{[]int64{256, 128, 64, 32}, true},
+		{[]int64{63, 31, 15, 7, 3, 1}, true},
+		{[]int64{255, 127, 63, 31, 15, 7, 3, 1, 0}, true},
+		{[]int64{1, 3, 7, 15}, true},
+		{[]int64{4, 2, 1}, true},
+		{[]int64{4, 8, 16}, true},
+		{[]int64{1, 5, 21}, true},    // radix 4
+		{[]int64{36, 56, 96}, false}, // steps that are no powers of two
+		{[]int64{52, 72, 76}, false},
+		{[]int64{0, 4, 8}, false}, // equal steps: a loop, no table
+		{[]int64{512, 0, 512}, false},
+		{[]int64{1, 2, 4, 8, 17}, false},
+		{[]int64{1, 2, 4, 7}, false},
+		{[]int64{4, 2}, false},
+	} {
+		if got := geometricSteps(c.v); got != c.ok {
+			t.Errorf("geometricSteps(%v) = %v", c.v, got)
+		}
+	}
+}
+
 // TestRollTwoIterationChunks: two iterations of a longer run of equal shapes
 // fold only when the run's immediates and offsets go on by the same step
 // (only registers break it off), and no two iterations of a body that
 // repeats within itself fold.
 func TestRollTwoIterationChunks(t *testing.T) {
 	t.Parallel()
-	for _, steps := range []int{2, 3, 6} {
-		// offsets 256 128 64 ...: no two steps are a loop, unless
-		// there are only two
-		in := treeReduction(steps)
-		got := Roll(in)
-		if folds := got != in; folds != (steps == 2) {
-			t.Errorf("tree reduction of %d steps: Roll folded %v:\n%s", steps, folds, got)
-		}
-		if back, err := Unroll(got); err != nil || back != in {
-			t.Errorf("round trip: %v", err)
-		}
-	}
 	// a dot product: the offsets go on, the third fma writes the
 	// accumulator (a register out of step): two iterations fold
 	in := "\tfma.rn.f32 \t%f18, %f17, %f16, %f15;\n\tld.shared.f32 \t%f19, [%r48];\n\tld.shared.f32 \t%f20, [%r47];\n" +
@@ -291,9 +346,11 @@ func TestRollLeavesAlone(t *testing.T) {
 			"\tadd.s32 \t%r7, %r7, 1;\n\n\tadd.s32 \t%r8, %r8, 1;\n",
 		// lines with parentheses (call sequences) never fold
 		"parentheses": strings.Repeat("\tcall.uni (retval0), vprintf, (param0, param1);\n", 10),
-		// a tree reduction: the same block six times, but the offsets
-		// halve; two steps are no loop (see TestRollTwoIterationChunks)
-		"halving": treeReduction(6),
+		// a list of constants is no loop, not even with a table
+		"constants": "\tmov.u32 \t%r40, 2;\n\tmov.u32 \t%r41, 31;\n\tmov.u32 \t%r42, 16;\n\tmov.u32 \t%r43, -1;\n" +
+			"\tmov.u32 \t%r44, 7;\n\tmov.u32 \t%r45, 90;\n",
+		// "}[" ends a table inside a body: such a line never folds
+		"table-like": strings.Repeat("\tst.u32 \t[%rd1], {1, 2}[i];\n", 10),
 		// the numbers do not move by equal steps
 		"not affine": "\tld.const.u32 \t%r1, [k+4];\n\tld.const.u32 \t%r2, [k+8];\n\tld.const.u32 \t%r3, [k+16];\n\tld.const.u32 \t%r4, [k+32];\n",
 		// indentation changes
@@ -428,7 +485,10 @@ func randomBlock(rng *rand.Rand) string {
 				kinds = rng.IntN(7) // also labels, branches, blank lines, comments
 				n += rng.IntN(4)
 			}
-			type opnd struct{ base, stride []int }
+			type opnd struct {
+				base, stride []int
+				geo          bool // the innermost index moves it 2, 4, 8, ... (a table)
+			}
 			body := make([][3]opnd, n)
 			for s := range body {
 				for o := range 3 {
@@ -437,6 +497,7 @@ func randomBlock(rng *rand.Rand) string {
 						body[s][o].stride = append(body[s][o].stride, rng.IntN(9)-3)
 					}
 				}
+				body[s][2].geo = rng.IntN(4) == 0
 			}
 			var walk func(l int, idx []int)
 			walk = func(l int, idx []int) {
@@ -446,6 +507,10 @@ func randomBlock(rng *rand.Rand) string {
 						for o := range 3 {
 							v[o] = st[o].base[0]
 							for k, i := range idx {
+								if k == 0 && st[o].geo {
+									v[o] += 1<<(i+1) - 2
+									continue
+								}
 								v[o] += st[o].stride[k] * i
 							}
 						}
@@ -486,7 +551,7 @@ func randomBlock(rng *rand.Rand) string {
 func TestRoundTripRandom(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
-	folded, deep, blocks := 0, 0, 0
+	folded, deep, blocks, tables := 0, 0, 0, 0
 	for range 2000 {
 		in := randomBlock(rng)
 		out, st := RollStats(in)
@@ -503,9 +568,12 @@ func TestRoundTripRandom(t *testing.T) {
 		if strings.Contains(out, "$L__BB0_(") {
 			blocks++ // labels or branches in a loop
 		}
+		if strings.Contains(out, "}[i]") {
+			tables++
+		}
 	}
-	if folded < 1000 || deep < 200 || blocks < 100 {
-		t.Errorf("%d of 2000 blocks fold, %d nest, %d fold labels or branches", folded, deep, blocks)
+	if folded < 1000 || deep < 200 || blocks < 100 || tables < 50 {
+		t.Errorf("%d of 2000 blocks fold, %d nest, %d fold labels or branches, %d have tables", folded, deep, blocks, tables)
 	}
 }
 
@@ -518,6 +586,9 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add("for.size.1 i in range(0, 2, 1):\n\tx;\n")
 	f.Add("\tcall.uni (retval0), f, (param0);\n\tcall.uni (retval0), f, (param0);\n")
 	f.Add("x\r\n\ty;\n\ty;")
+	f.Add(treeReduction(6))
+	f.Add("for.size.3 i in range(0, 3, 1):\n\t$L__BB0_(1+i*2):\n\n\t\tmov.u32 \t%r(1+i*1), {4, 2, 1}[i];\n")
+	f.Add("\tst.u32 \t[%rd1+{1, 2}[i]], %r1;\n\tld.v2.u32 \t{%r1, %r2}, [%rd1];\n")
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 20 {
 		f.Add(randomBlock(rng))

@@ -83,9 +83,11 @@ func unroll(rolled string, limit int64) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if textSize(nodes[:1], limit)+int64(e.out.Len()) > limit {
+		sz := textSize(nodes[:1], limit)
+		if sz+int64(e.out.Len()) > limit {
 			return "", lineErr(no, ErrTooLarge, "more than %d bytes", limit)
 		}
+		e.out.Grow(int(sz)) // room for the loop: no copies while it expands
 		if err := e.expand(nodes[:1]); err != nil {
 			return "", err
 		}
@@ -117,13 +119,14 @@ type uloop struct {
 	body               []unode
 }
 
-// useg is literal text followed, unless last, by a VarExpr.
+// useg is literal text followed, unless last, by a VarExpr or a table.
 type useg struct {
 	lit   string
 	expr  bool
 	kind  byte // 'r' register, 'i' immediate, 'o' offset
 	base  int64
-	terms []uterm
+	terms []uterm // a table: its variable
+	table []int64
 }
 
 type uterm struct {
@@ -271,13 +274,24 @@ func rangeLen(start, limit, step int64) (int64, error) {
 	return n, nil
 }
 
-// parseSegs parses a line inside a loop: every "(" starts a VarExpr.
+// parseSegs parses a line inside a loop: every "(" starts a VarExpr, and a
+// "{" that starts a table ({1, 2, 3}[i]) a table.
 func parseSegs(l uline, vars []string) ([]useg, int64, error) {
 	s := l.text
 	var segs []useg
 	bound := int64(len(s)) + 1
+	tables := strings.Contains(s, "}[")
 	for {
 		k := strings.IndexByte(s, '(')
+		tk, tend := -1, -1
+		if tables {
+			tk, tend = findTable(s)
+		}
+		if tk >= 0 && (k < 0 || tk < k) {
+			k = tk
+		} else {
+			tk = -1
+		}
 		if k < 0 {
 			if strings.IndexByte(s, ')') >= 0 {
 				return nil, 0, lineErr(l.no, ErrBadExpr, "\")\" without \"(\"")
@@ -296,6 +310,15 @@ func parseSegs(l uline, vars []string) ([]useg, int64, error) {
 				seg.kind = 'r'
 			}
 		}
+		if tk >= 0 {
+			if err := parseTable(s[k:tend], vars, &seg); err != nil {
+				return nil, 0, lineErr(l.no, err, "%s", s[k:tend])
+			}
+			segs = append(segs, seg)
+			bound += 22
+			s = s[tend:]
+			continue
+		}
 		end := strings.IndexByte(s[k:], ')')
 		if end < 0 {
 			return nil, 0, lineErr(l.no, ErrBadExpr, "\"(\" without \")\"")
@@ -308,6 +331,51 @@ func parseSegs(l uline, vars []string) ([]useg, int64, error) {
 		bound += 22 // an int64 and a sign, for the expression's text
 		s = s[k+end+1:]
 	}
+}
+
+// findTable finds the first table in s, "{" numbers "}[" name "]": its start
+// and end, or -1. ("}[" is no PTX; Roll leaves lines with it out of loops.)
+func findTable(s string) (start, end int) {
+	for off := 0; ; {
+		e := strings.Index(s[off:], "}[")
+		if e < 0 {
+			return -1, -1
+		}
+		e += off
+		b := strings.LastIndexByte(s[:e], '{')
+		c := strings.IndexByte(s[e+2:], ']')
+		if b >= 0 && c >= 0 {
+			return b, e + 2 + c + 1
+		}
+		off = e + 2
+	}
+}
+
+// parseTable parses a table "{v0, v1, ...}[name]".
+func parseTable(s string, vars []string, seg *useg) error {
+	e := strings.Index(s, "}[")
+	name := s[e+2 : len(s)-1]
+	depth := -1
+	for d, v := range vars {
+		if v == name {
+			depth = d
+		}
+	}
+	if !validVar(name) {
+		return ErrBadExpr
+	}
+	if depth < 0 {
+		return fmt.Errorf("%w %s", ErrUnknownVar, name)
+	}
+	for _, f := range strings.Split(s[1:e], ", ") {
+		v, ok := canonInt(f)
+		if !ok {
+			return ErrBadExpr
+		}
+		seg.table = append(seg.table, v)
+	}
+	seg.terms = []uterm{{depth: depth}}
+	return nil
 }
 
 // parseExpr parses a VarExpr without its parentheses: n{(+|-)v*n}.
@@ -422,7 +490,17 @@ func (e *expander) line(n *unode) error {
 			continue
 		}
 		v := s.base
+		if s.table != nil {
+			x := e.env[s.terms[0].depth]
+			if x < 0 || x >= int64(len(s.table)) {
+				return lineErr(n.line.no, ErrBadExpr, "index %d out of a table of %d", x, len(s.table))
+			}
+			v = s.table[x]
+		}
 		for _, t := range s.terms {
+			if s.table != nil {
+				break
+			}
 			p, ok := mulInt(t.coef, e.env[t.depth])
 			if ok {
 				v, ok = addInt(v, p)
