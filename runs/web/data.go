@@ -129,11 +129,11 @@ type categoryRow struct {
 
 type roundRow struct {
 	Round, Tasks, Pass, Fail, Pending, Judged int
-	Rate                              float64
-	Lift                              string // pass-rate change from the round before
-	Targets                           []string
-	Stop                              string
-	SynthTasks, DrawnTasks            int
+	Rate                                      float64
+	Lift                                      string // pass-rate change from the round before
+	Targets                                   []string
+	Stop                                      string
+	SynthTasks, DrawnTasks                    int
 }
 
 type statsPage struct {
@@ -506,13 +506,12 @@ func (h *Handler) attemptData(ctx context.Context, id string) (attemptPage, erro
 			}
 		}
 	}
-	lang := answerLang(t.Lane)
-	p.Answer = highlight(a.Answer, lang)
+	p.Answer = highlight(a.Answer, guessLang(a.Answer))
 	if t.Prompt != "" {
 		p.Prompt = highlightText(t.Prompt)
 	}
 	for name, body := range t.Files {
-		p.Files = append(p.Files, artifactView{Name: name, Size: len(body), Code: highlight(body, langOf(name, ""))})
+		p.Files = append(p.Files, artifactView{Name: name, Size: len(body), Code: highlight(body, langOf(name, body))})
 	}
 	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Name < p.Files[j].Name })
 	if len(a.Transcript) > 0 {
@@ -577,7 +576,7 @@ func (h *Handler) attemptData(ctx context.Context, id string) (attemptPage, erro
 				av.Size = len(b)
 				if isText(b) {
 					texts[name] = string(b)
-					av.Code = highlight(clip(string(b), maxShown), langOf(name, t.Lane))
+					av.Code = highlight(clip(string(b), maxShown), langOf(name, string(b)))
 				} else {
 					av.Binary = true
 				}

@@ -21,21 +21,30 @@ var funcs = template.FuncMap{
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
 
-// answerLang is the language of a lane's answers.
-func answerLang(lane string) string {
-	switch lane {
-	case "c2x86", "sass2rdna":
-		return "asm"
-	case "torch2cuda":
+// guessLang guesses the language of a text (an answer, an artifact without
+// a telling name) from its content, so that no lane needs naming here:
+// Python, then C-like code, then assembly (x86, PTX, SASS, RDNA3).
+func guessLang(text string) string {
+	switch {
+	case pyHint.MatchString(text):
 		return "python"
-	case "":
-		return "text"
+	case cHint.MatchString(text):
+		return "c"
+	case asmHint.MatchString(text):
+		return "asm"
 	}
-	return "c"
+	return "text"
 }
 
-// langOf guesses an artifact's or file's language from its name.
-func langOf(name, lane string) string {
+var (
+	pyHint  = regexp.MustCompile(`(?m)^(import \w|from [\w.]+ import |def \w+\(|class \w+(\(.*\))?:)`)
+	cHint   = regexp.MustCompile(`__global__|#include|(?m)^\s*(static\s+)?(int|void|float|double|unsigned|long|char|bool)\s+\**\w+\s*\(`)
+	asmHint = regexp.MustCompile(`(?m)^\s*(\.(text|globl|section|version|target|entry|visible|amdgcn_target|p2align)\b|[a-z_][\w.]*\s+(%|\$|v\d|s\d|v\[|s\[|R\d))`)
+)
+
+// langOf guesses an artifact's or file's language from its name, else from
+// its content.
+func langOf(name, text string) string {
 	n := strings.ToLower(name)
 	switch {
 	case strings.HasSuffix(n, ".s"), strings.HasSuffix(n, ".asm"), strings.HasSuffix(n, ".ptx"), strings.HasSuffix(n, ".sass"),
@@ -48,10 +57,8 @@ func langOf(name, lane string) string {
 		return "c"
 	case strings.HasSuffix(n, ".json"), strings.HasPrefix(n, "output"), strings.Contains(n, "stdout"), strings.Contains(n, "stderr"):
 		return "text"
-	case n == "answer":
-		return answerLang(lane)
 	}
-	return "text"
+	return guessLang(text)
 }
 
 type tokenRule struct {

@@ -333,6 +333,19 @@ func TestHighlightAndDiff(t *testing.T) {
 			}
 		}
 	}
+	for text, want := range map[string]string{
+		"import torch\nclass ModelNew(nn.Module):\n":       "python",
+		"#include <cstdio>\n__global__ void k() {}\n":      "c",
+		"static int add(int a, int b) { return a + b; }\n": "c",
+		"\t.text\n\t.globl f\nf:\n\tmovl %edi, %eax\n":     "asm",
+		".version 7.8\n.target sm_86\n":                    "asm",
+		"\tv_add_f32 v1, v2, v3\n\ts_endpgm\n":             "asm",
+		"sum 10\nmax 4\n":                                  "text",
+	} {
+		if got := guessLang(text); got != want {
+			t.Errorf("guessLang(%q) = %s, want %s", text, got, want)
+		}
+	}
 	lines, cut := diff("a\nb\nc\n", "a\nx\nc\nd\n")
 	var b strings.Builder
 	for _, l := range lines {
