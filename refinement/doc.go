@@ -41,7 +41,8 @@
 //     synthesiser's reply parsed into candidates by the lane's parser with
 //     a reason for each rejected block, duplicates dropped by normalised
 //     identity hash ([Lanes.SourceHash]), the rest checked by a
-//     [Validator] that the caller supplies.
+//     [Validator] that the caller supplies (a [Preparer] also completes
+//     the candidate with what its tools make, such as a kernel's PTX).
 //   - Resampling ([Mix], [Plateau]): next-round category weights for
 //     prompts.Sample, and the stop rule.
 //   - Reports ([BuildReport], [WriteSVG]): per-round figures with lift and

@@ -45,6 +45,10 @@ type Identity struct {
 	// Prompt rewrites the prompt before it is hashed (case and layout are
 	// dropped after it); nil keeps it.
 	Prompt func(string) string
+	// File rewrites a file that counts before it is hashed (comments and
+	// layout are dropped after it), to leave out what does not make two
+	// tasks differ; nil keeps it.
+	File func(name, body string) string
 }
 
 // SynthFormat is a lane's resynthesis format: the prompt templates the
@@ -192,7 +196,11 @@ func (l *Lanes) SourceHash(lane string, files map[string]string, prompt string) 
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		norm := normalizeSource(files[n])
+		body := files[n]
+		if id.File != nil {
+			body = id.File(n, body)
+		}
+		norm := normalizeSource(body)
 		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(norm), norm)
 	}
 	if id.NoPrompt {

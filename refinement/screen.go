@@ -25,6 +25,41 @@ func (f ValidatorFunc) Validate(ctx context.Context, c Candidate) error { return
 
 var _ Validator = ValidatorFunc(nil)
 
+// Preparer is a Validator that also completes a candidate with what only
+// its tools can give: ptx2cuda compiles the synthesised kernel and adds
+// its PTX and resolved harness to the candidate's Files, which the lane's
+// task set then turns into tasks without a compiler. Screen calls Prepare
+// instead of Validate and accepts the candidate Prepare returns (its Lane,
+// Index and Category are kept as they were); the engine passes that
+// candidate to the lane's FromCandidate and stores the tasks it makes, so
+// a resumed campaign or a rescore never prepares it again. A Preparer's
+// Validate must accept exactly what Prepare accepts. Errors are as
+// Validate's (ErrValidatorBroken for a check that could not run).
+//
+// A prepared candidate's identity (Lanes.SourceHash) may depend on what
+// Prepare added (ptx2cuda: a task is its PTX), so Screen drops duplicates
+// of a Preparer's candidates after preparing them: before, only
+// candidates whose every file and prompt are the same are dropped.
+type Preparer interface {
+	Validator
+	Prepare(ctx context.Context, c Candidate) (Candidate, error)
+}
+
+// PrepareFunc adapts a function to Preparer (its Validate prepares and
+// drops the result).
+type PrepareFunc func(ctx context.Context, c Candidate) (Candidate, error)
+
+// Prepare calls f.
+func (f PrepareFunc) Prepare(ctx context.Context, c Candidate) (Candidate, error) { return f(ctx, c) }
+
+// Validate calls f and keeps its error only.
+func (f PrepareFunc) Validate(ctx context.Context, c Candidate) error {
+	_, err := f(ctx, c)
+	return err
+}
+
+var _ Preparer = PrepareFunc(nil)
+
 // ErrValidatorBroken marks a validation that could not run (sandbox or
 // toolchain failure), not a bad candidate: a Validator wraps it, and the
 // engine then stops the round's transition instead of rejecting the
@@ -65,18 +100,37 @@ type ScreenOptions struct {
 // validations at a time. Accepted candidates keep their input order. When
 // ctx ends, candidates not yet validated are rejected with ctx's error and
 // Screen returns it too; accepted ones are still returned.
+//
+// When opt.Validator is a Preparer, the accepted candidates are the
+// prepared ones, with Hash recomputed from their prepared files, and the
+// duplicates by that hash are dropped after preparation (see Preparer).
 func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted []Candidate, rejected []Rejection, err error) {
+	lanes := opt.Lanes.orGeneric()
 	seen := map[string]string{} // hash -> what it is
 	for _, t := range opt.Existing {
-		h := opt.Lanes.orGeneric().TaskHash(t)
+		h := lanes.TaskHash(t)
 		if _, ok := seen[h]; !ok {
 			seen[h] = "existing task " + t.Key
 		}
 	}
+	prep, preparing := opt.Validator.(Preparer)
 	var fresh []Candidate
+	sameFiles := map[string]int{} // every file and the prompt -> candidate (preparers)
 	for _, c := range cands {
 		if c.Hash == "" {
-			c.Hash = opt.Lanes.orGeneric().SourceHash(c.Lane, c.Files, c.Prompt)
+			c.Hash = lanes.SourceHash(c.Lane, c.Files, c.Prompt)
+		}
+		if preparing {
+			// The identity is known once prepared; identical candidates
+			// are duplicates whatever it is.
+			all := Generic().SourceHash(c.Lane, c.Files, c.Prompt)
+			if i, dup := sameFiles[all]; dup {
+				rejected = append(rejected, Rejection{c, fmt.Errorf("%w: same source as candidate %d", ErrDuplicate, i)})
+				continue
+			}
+			sameFiles[all] = c.Index
+			fresh = append(fresh, c)
+			continue
 		}
 		if what, dup := seen[c.Hash]; dup {
 			rejected = append(rejected, Rejection{c, fmt.Errorf("%w: same normalised source as %s", ErrDuplicate, what)})
@@ -90,6 +144,7 @@ func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted
 	}
 	par := max(opt.Parallel, 1)
 	errs := make([]error, len(fresh))
+	prepared := make([]Candidate, len(fresh))
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
 	for i := range fresh {
@@ -107,12 +162,30 @@ func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[i] = opt.Validator.Validate(ctx, fresh[i])
+			if !preparing {
+				errs[i] = opt.Validator.Validate(ctx, fresh[i])
+				return
+			}
+			p, err := prep.Prepare(ctx, fresh[i])
+			if err == nil {
+				p.Lane, p.Index, p.Category = fresh[i].Lane, fresh[i].Index, fresh[i].Category
+				p.Hash = lanes.SourceHash(p.Lane, p.Files, p.Prompt)
+				prepared[i] = p
+			}
+			errs[i] = err
 		}(i)
 	}
 	wg.Wait()
 	for i, c := range fresh {
 		switch e := errs[i]; {
+		case e == nil && preparing:
+			p := prepared[i]
+			if what, dup := seen[p.Hash]; dup {
+				rejected = append(rejected, Rejection{p, fmt.Errorf("%w: same normalised source as %s", ErrDuplicate, what)})
+				continue
+			}
+			seen[p.Hash] = fmt.Sprintf("candidate %d", p.Index)
+			accepted = append(accepted, p)
 		case e == nil:
 			accepted = append(accepted, c)
 		case errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded):

@@ -180,13 +180,26 @@ func (s *Store) JobResults(ctx context.Context, kind string) ([]JobResult, error
 // jobPrefix+verdict id) nor itself stored by a job (a completion that left
 // stages pending again is not sent round again). In claim order.
 func (s *Store) PendingResults(ctx context.Context, campaignID, jobPrefix string) ([]Result, error) {
+	return s.pendingResults(ctx, campaignID, jobPrefix, "NOT EXISTS")
+}
+
+// TriedPendingResults returns the campaign's judged results whose latest
+// verdict is still pending although a job was sent for it and has a
+// stored result (job id jobPrefix+verdict id: its first try failed or was
+// dead-lettered), not itself stored by a job: the candidates for another
+// try. In claim order.
+func (s *Store) TriedPendingResults(ctx context.Context, campaignID, jobPrefix string) ([]Result, error) {
+	return s.pendingResults(ctx, campaignID, jobPrefix, "EXISTS")
+}
+
+func (s *Store) pendingResults(ctx context.Context, campaignID, jobPrefix, sent string) ([]Result, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+taskCols+`, `+attemptCols+`, `+verdictColsSQL+`
 	FROM tasks t
 	JOIN attempts a ON a.id = t.judged_attempt_id
 	JOIN verdicts v ON v.attempt_id = a.id
 		AND v.revision = (SELECT MAX(revision) FROM verdicts WHERE attempt_id = a.id)
 	WHERE t.campaign_id = ? AND t.state = 'done' AND t.outcome = 'pending'
-		AND NOT EXISTS (SELECT 1 FROM job_results j WHERE j.job_id = ? || v.id)
+		AND `+sent+` (SELECT 1 FROM job_results j WHERE j.job_id = ? || v.id)
 		AND NOT EXISTS (SELECT 1 FROM job_results j WHERE j.verdict_id = v.id)
 	ORDER BY t.seq`, campaignID, jobPrefix)
 	if err != nil {
@@ -198,6 +211,77 @@ func (s *Store) PendingResults(ctx context.Context, campaignID, jobPrefix string
 		r, err := scanResult(rows)
 		if err != nil {
 			return nil, fmt.Errorf("pending results: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// JobResultsWithPrefix returns the stored results of the jobs whose id
+// starts with prefix (a verdict's tries: complete-<verdict id>,
+// complete-<verdict id>-try2, ...), in the order they were stored.
+func (s *Store) JobResultsWithPrefix(ctx context.Context, prefix string) ([]JobResult, error) {
+	if prefix == "" {
+		return s.JobResults(ctx, "")
+	}
+	// A range on the primary key: every id from prefix up to prefix with
+	// its last byte incremented.
+	end := []byte(prefix)
+	end[len(end)-1]++
+	rows, err := s.r.QueryContext(ctx, `SELECT `+jobResultCols+` FROM job_results
+		WHERE job_id >= ? AND job_id < ? AND substr(job_id, 1, ?) = ? ORDER BY created_at, job_id`,
+		prefix, string(end), len(prefix), prefix)
+	if err != nil {
+		return nil, fmt.Errorf("job results %s*: %w", prefix, err)
+	}
+	defer rows.Close()
+	var out []JobResult
+	for rows.Next() {
+		r, err := scanJobResult(rows)
+		if err != nil {
+			return nil, fmt.Errorf("job results %s*: %w", prefix, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// JobResultCounts counts the stored job results by status (JobDone,
+// JobFailed, JobDead).
+func (s *Store) JobResultCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT status, COUNT(*) FROM job_results GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("job result counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var (
+			status string
+			n      int
+		)
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, fmt.Errorf("job result counts: %w", err)
+		}
+		out[status] = n
+	}
+	return out, rows.Err()
+}
+
+// LatestJobFailures returns the n latest failed or dead job results,
+// newest first.
+func (s *Store) LatestJobFailures(ctx context.Context, n int) ([]JobResult, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+jobResultCols+` FROM job_results
+		WHERE status <> 'done' ORDER BY created_at DESC, job_id DESC LIMIT ?`, n)
+	if err != nil {
+		return nil, fmt.Errorf("job failures: %w", err)
+	}
+	defer rows.Close()
+	var out []JobResult
+	for rows.Next() {
+		r, err := scanJobResult(rows)
+		if err != nil {
+			return nil, fmt.Errorf("job failures: %w", err)
 		}
 		out = append(out, r)
 	}

@@ -236,6 +236,14 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Fatalf("refine went to %s", loc)
 	}
 	shot("7-refinement", "browser-run-refine", "refinement of", info.ID)
+
+	// The workers page, from the header's link: this daemon runs without
+	// --dispatch.
+	if err := chromedp.Run(bctx, chromedp.Click("#nav-workers", chromedp.ByQuery),
+		chromedp.WaitVisible("#dispatch-off", chromedp.ByQuery)); err != nil {
+		t.Fatalf("workers page: %v", err)
+	}
+	shot("8-workers-off", "Dispatch is off", "kiln serve --dispatch")
 	list, err := cl.List(ctx)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("campaigns after refine: %d %v", len(list), err)

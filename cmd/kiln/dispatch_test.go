@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/kiln-dev/kiln/runs/jobs"
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/kit"
+	"github.com/kiln-dev/kiln/tools/ptx2cuda"
 )
 
 // TestDispatchPendingToWorker runs `kiln serve --dispatch` (embedded NATS,
@@ -159,6 +161,12 @@ func TestDispatchPendingToWorker(t *testing.T) {
 				for _, raw := range ws {
 					var w jobs.WorkerInfo
 					if json.Unmarshal(raw, &w) == nil && w.ID == "cpu-host-claims-gpu" && strings.Join(w.Capabilities, ",") == "gpu" {
+						// It advertises its host: nvcc, no GPU, the lanes
+						// of capability gpu whose toolchains it has.
+						if w.Toolchains["nvcc"] == "" || len(w.GPUs) != 0 || !slices.Contains(w.Lanes, "cuda-synth") ||
+							slices.Contains(w.Lanes, "torch2cuda") {
+							t.Fatalf("worker advertises toolchains %v, GPUs %v, lanes %v", w.Toolchains, w.GPUs, w.Lanes)
+						}
 						sawWorker = true
 					}
 				}
@@ -238,5 +246,16 @@ func TestDispatchCapabilities(t *testing.T) {
 		if k.Capability != "" && !jobs.ValidCapability(k.Capability) {
 			t.Errorf("lane %s: capability %q is no subject token", name, k.Capability)
 		}
+	}
+	// ptx2cuda's torch program tasks go to torch workers, its others to
+	// GPU workers.
+	k, _ := reg.Get("ptx2cuda")
+	torchItem := tools.Item{Lane: "ptx2cuda", Files: map[string]string{ptx2cuda.FileTorchSpec: "{}"}}
+	plain := tools.Item{Lane: "ptx2cuda", Files: map[string]string{ptx2cuda.FileHarness: "{}"}}
+	if got := jobCapability(k, torchItem); got != kit.CapabilityTorch {
+		t.Errorf("torch program task: capability %q", got)
+	}
+	if got := jobCapability(k, plain); got != kit.CapabilityGPU {
+		t.Errorf("ptx2cuda task: capability %q", got)
 	}
 }

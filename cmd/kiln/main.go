@@ -17,6 +17,7 @@
 //	kiln selftest             hostile programs against this host's sandbox
 //	kiln verify LANE ...      judge one answer by hand
 //	kiln worker --nats URL    run jobs (pending GPU stages) for a daemon over NATS JetStream
+//	kiln nats-node            one node of a NATS JetStream cluster for the scale-out queue
 //
 // Every verb takes --data DIR (default $KILN_DATA, else ./kiln-data).
 package main
@@ -112,7 +113,8 @@ verbs:
   gc                  remove blobs no record refers to (--dry-run, --min-age D, --json)
   doctor              toolchains, targets and sandbox layers found on this host (--json)
   selftest            hostile programs against this host's sandbox: all must be contained
-  worker              run jobs for a daemon over NATS (--nats URL, --capabilities gpu,...; --nkey/--creds FILE)
+  worker              run jobs for a daemon over NATS (--nats URL, --capabilities gpu,...; --nkey/--creds FILE, --nats-ca FILE)
+  nats-node           one node of a NATS JetStream cluster for the queue (--store DIR, --name, --listen, --cluster, --routes a,b,c)
 %s
 Run "kiln <verb> -h" for a verb's flags.
 `
@@ -140,20 +142,21 @@ func run(ctx context.Context, args []string, e env) int {
 		return exitBadInput
 	}
 	verbs := map[string]func(context.Context, []string, env) error{
-		"run":      cmdRun,
-		"resume":   cmdResume,
-		"serve":    cmdServe,
-		"status":   cmdStatus,
-		"report":   cmdReport,
-		"refine":   cmdRefine,
-		"export":   cmdExport,
-		"eval":     cmdEval,
-		"rescore":  cmdRescore,
-		"gc":       cmdGC,
-		"doctor":   cmdDoctor,
-		"selftest": cmdSelftest,
-		"verify":   cmdVerify,
-		"worker":   cmdWorker,
+		"run":       cmdRun,
+		"resume":    cmdResume,
+		"serve":     cmdServe,
+		"status":    cmdStatus,
+		"report":    cmdReport,
+		"refine":    cmdRefine,
+		"export":    cmdExport,
+		"eval":      cmdEval,
+		"rescore":   cmdRescore,
+		"gc":        cmdGC,
+		"doctor":    cmdDoctor,
+		"selftest":  cmdSelftest,
+		"verify":    cmdVerify,
+		"worker":    cmdWorker,
+		"nats-node": cmdNATSNode,
 	}
 	for v, f := range laneVerbs() {
 		if _, taken := verbs[v]; !taken {

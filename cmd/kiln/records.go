@@ -90,7 +90,7 @@ func (r *storeRecords) VerifiedRecords(ctx context.Context, campaign string) (ki
 		}
 		rec := kit.Record{Key: res.Task.Key, Campaign: c.Name, CampaignID: c.ID, Lane: c.Lane,
 			TaskID: res.Task.ID, AttemptID: res.Attempt.ID, VerdictID: v.ID, Revision: v.Revision,
-			Categories: slices.Clone(res.Task.Categories), Meta: res.Task.Meta, Answer: res.Attempt.Answer,
+			Categories: slices.Clone(res.Task.Categories), Meta: res.Task.Meta, Files: res.Task.Files, Answer: res.Attempt.Answer,
 			Stage: v.Stage, Measurements: v.Measurements, Artifacts: v.Artifacts}
 		if v.Labels != nil {
 			rec.Domain = v.Labels.Domain

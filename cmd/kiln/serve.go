@@ -35,15 +35,31 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	dispatch := fs.Bool("dispatch", false, "scale-out: send pending verdicts (stages this host cannot run: GPU, AMD GPU, torch) as jobs to kiln worker hosts over NATS JetStream, embedded unless --nats is given")
 	natsURL := fs.String("nats", "", "with --dispatch: an external NATS server or cluster (comma-separated URLs) instead of the embedded one")
 	natsCreds := fs.String("nats-creds", "", "with --nats: NATS credentials file (JWT and seed)")
-	natsPort := fs.Int("nats-port", 4222, "with --dispatch: the embedded NATS server's loopback port (-1: a free one)")
+	natsPort := fs.Int("nats-port", 4222, "with --dispatch: the embedded NATS server's port (-1: a free one)")
+	natsHost := fs.String("nats-host", "", "with --dispatch: the embedded NATS server's listen address (default 127.0.0.1); anything but loopback needs --worker-nkeys, and uses TLS")
+	natsTLS := fs.String("nats-tls", "", "with --dispatch: the embedded NATS server's TLS: auto (default: on when --nats-host is not loopback or --nats-tls-cert is given; a certificate is generated in <data>/nats/tls), on, off (loopback only)")
+	natsTLSCert := fs.String("nats-tls-cert", "", "with --dispatch: the embedded NATS server's certificate (PEM) instead of a generated one")
+	natsTLSKey := fs.String("nats-tls-key", "", "with --nats-tls-cert: its key (PEM)")
+	natsClientCA := fs.String("nats-tls-client-ca", "", "with --dispatch: mutual TLS on the embedded NATS server: workers must present a certificate this CA signed (kiln worker --nats-cert)")
+	natsNKey := fs.String("nats-nkey", "", "with --nats: file with the daemon's nkey seed (SU...), whose public key the nodes list (kiln nats-node --daemon-nkeys)")
+	natsCA := fs.String("nats-ca", "", "with --nats: CA certificate (PEM) of the servers' TLS certificates (a kiln nats-node's generated one: <store>/tls/ca.pem)")
+	natsCert := fs.String("nats-cert", "", "with --nats: client certificate (PEM) for servers that want mutual TLS")
+	natsKey := fs.String("nats-key", "", "with --nats-cert: its key (PEM)")
+	natsReplicas := fs.Int("nats-replicas", 1, "with --dispatch: replicas of the queue's streams: 1 on the embedded server, 3 on a 3-node cluster (kiln nats-node), so that a node may be lost")
 	workerNKeys := fs.String("worker-nkeys", "", "with --dispatch: file of the public nkeys (U..., one a line) of the workers the embedded NATS server lets in; without it, any local process may connect")
 	dispatchEvery := fs.Duration("dispatch-interval", 15*time.Second, "with --dispatch: how often pending verdicts are looked for")
+	dispatchRetries := fs.Int("dispatch-retries", 3, "with --dispatch: how many times a verdict whose job failed (or was dead-lettered) is sent again, as a new job (0: never)")
+	dispatchRetryAfter := fs.Duration("dispatch-retry-after", 5*time.Minute, "with --dispatch: wait before sending a failed job again; doubles with each try")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
 	var dcfg dispatchConfig
 	if *dispatch {
-		dcfg = dispatchConfig{URL: *natsURL, Creds: *natsCreds, Port: *natsPort, Interval: *dispatchEvery}
+		dcfg = dispatchConfig{URL: *natsURL, Creds: *natsCreds, Port: *natsPort, Interval: *dispatchEvery,
+			NKey: *natsNKey, CAFile: *natsCA, CertFile: *natsCert, KeyFile: *natsKey,
+			Host: *natsHost, TLS: *natsTLS, TLSCert: *natsTLSCert, TLSKey: *natsTLSKey, ClientCA: *natsClientCA}
+		dcfg.Queue.Replicas = *natsReplicas
+		dcfg.Retries, dcfg.RetryAfter = *dispatchRetries, *dispatchRetryAfter
 		if *workerNKeys != "" {
 			keys, err := readNKeys(*workerNKeys)
 			if err != nil {
@@ -54,8 +70,8 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		if err := dcfg.Validate(); err != nil {
 			return badInput("%v", err)
 		}
-	} else if *natsURL != "" || *natsCreds != "" || *workerNKeys != "" {
-		return badInput("--nats, --nats-creds and --worker-nkeys need --dispatch")
+	} else if *natsURL != "" || *natsCreds != "" || *workerNKeys != "" || *natsHost != "" || *natsTLS != "" || *natsNKey != "" || *natsCA != "" {
+		return badInput("--nats, --nats-* and --worker-nkeys need --dispatch")
 	}
 	log, err := c.logger(e)
 	if err != nil {
@@ -122,7 +138,17 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 			return w.plan(ctx, sp)
 		},
 	}
-	ui, err := web.New(web.Config{Store: st, Service: d, Log: log,
+	// The scale-out queue (--dispatch) starts before the daemon and stops
+	// after it; the dashboard shows it on /workers.
+	var (
+		disp   *dispatcher
+		dispUI web.Dispatch
+	)
+	if *dispatch {
+		disp = newDispatcher(dcfg, c.data, st, w, log)
+		dispUI = disp
+	}
+	ui, err := web.New(web.Config{Store: st, Service: d, Log: log, Dispatch: dispUI,
 		Resume: d.Resume,
 		Refine: func(rctx context.Context, id string, rounds int, categories []string) (string, error) {
 			return refineInDaemon(rctx, st, w, d, id, rounds, categories)
@@ -139,16 +165,13 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	cfg.UI = ui
-	// The scale-out queue (--dispatch) starts before the daemon and stops
-	// after it.
-	var disp *dispatcher
-	if *dispatch {
-		disp = newDispatcher(dcfg, c.data, st, w, log)
+	if disp != nil {
 		if err := disp.Start(ctx); err != nil {
 			return err
 		}
 		defer disp.Stop(context.Background()) // idempotent: a no-op after the ordered stop below
 		cfg.Workers = disp.Workers
+		cfg.Queue = func(ctx context.Context) (any, error) { return disp.DispatchStatus(ctx) }
 		fmt.Fprintf(e.stderr, "kiln: job queue on %s\n", disp.URL())
 	}
 	srv, err := api.New(cfg, d, log)

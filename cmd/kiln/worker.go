@@ -26,10 +26,13 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var c common
 	c.register(fs, e)
-	url := fs.String("nats", "", "NATS URL of the daemon's queue (kiln serve's embedded server, or a cluster: comma separated)")
+	url := fs.String("nats", "", "NATS URL of the daemon's queue (kiln serve's embedded server, or a cluster: comma separated; tls://host:port for TLS)")
 	caps := fs.String("capabilities", "gpu", "comma-separated capabilities this host offers (gpu, amd, torch, ...)")
 	creds := fs.String("creds", "", "NATS credentials file (JWT and seed) for an external cluster")
 	nkey := fs.String("nkey", "", "file with this worker's nkey seed (SU...), whose public key the daemon lists (kiln serve --worker-nkeys)")
+	natsCA := fs.String("nats-ca", "", "CA certificate (PEM) of the NATS server's TLS certificate: the one it generated is <store>/tls/ca.pem (kiln nats-node), <data>/nats/tls/ca.pem (kiln serve --dispatch)")
+	natsCert := fs.String("nats-cert", "", "client certificate (PEM) for a NATS server that wants mutual TLS (--tls-client-ca)")
+	natsKey := fs.String("nats-key", "", "the client certificate's key (PEM)")
 	id := fs.String("id", "", "worker id in heartbeats and results (default host-pid)")
 	conc := fs.Int("concurrency", 1, "jobs of each capability run at once")
 	testKinds := fs.Bool("test-kinds", false, "also run the test and benchmark job kinds (sleep, exit): never on a production host")
@@ -58,11 +61,16 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	defer w.close()
 	handlers[completeJobKind] = completeJobHandler(w)
 	wc := jobs.WorkerConfig{ID: *id, Capabilities: capList, Handlers: handlers, Concurrency: *conc, Log: log}
+	wc.Host = workerHost(ctx, w, capList, log)
 	wc.Defaults()
 	if err := wc.Validate(); err != nil {
 		return usageError{err}
 	}
-	nc, err := jobs.Connect(jobs.ConnConfig{URL: *url, Name: "kiln worker " + wc.ID, CredsFile: *creds, NKeySeedFile: *nkey})
+	if (*natsCert == "") != (*natsKey == "") {
+		return badInput("--nats-cert and --nats-key go together")
+	}
+	nc, err := natsConnect(jobs.ConnConfig{URL: *url, Name: "kiln worker " + wc.ID, CredsFile: *creds, NKeySeedFile: *nkey,
+		CAFile: *natsCA, CertFile: *natsCert, KeyFile: *natsKey})
 	if err != nil {
 		return err
 	}
@@ -71,7 +79,24 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if err := wk.Start(ctx); err != nil {
+	// A stop signal while the worker still waits for the daemon's queue
+	// (its artifact store) ends the wait at once.
+	startCtx, stopStart := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-e.soft:
+			stopStart()
+		case <-startCtx.Done():
+		}
+	}()
+	err = wk.Start(startCtx)
+	stopStart()
+	if err != nil {
+		select {
+		case <-e.soft:
+			return nil
+		default:
+		}
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kiln: worker %s pulling %s jobs from %s\n", wk.ID(), strings.Join(capList, ","), *url)

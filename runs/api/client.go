@@ -142,6 +142,15 @@ func (c *Client) Workers(ctx context.Context) ([]json.RawMessage, error) {
 	return out.Workers, err
 }
 
+// Queue returns GET /v1/queue: the daemon's scale-out queue (jobs by
+// capability, job results, retries of failed jobs), as JSON; ErrNotFound
+// when dispatch is off.
+func (c *Client) Queue(ctx context.Context) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := c.call(ctx, http.MethodGet, "/v1/queue", nil, http.StatusOK, &out)
+	return out, err
+}
+
 // Show returns one campaign.
 func (c *Client) Show(ctx context.Context, id string) (CampaignInfo, error) {
 	var info CampaignInfo

@@ -49,6 +49,16 @@ func (s *Server) routes() http.Handler {
 			writeJSON(w, http.StatusOK, map[string]any{"workers": s.cfg.Workers()})
 		})
 	}
+	if s.cfg.Queue != nil {
+		mux.HandleFunc("GET /v1/queue", func(w http.ResponseWriter, r *http.Request) {
+			v, err := s.cfg.Queue(r.Context())
+			if err != nil {
+				writeError(w, http.StatusInternalServerError, "queue: "+err.Error(), nil)
+				return
+			}
+			writeJSON(w, http.StatusOK, v)
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.UI != nil && !strings.HasPrefix(r.URL.Path, "/v1/") {
 			s.cfg.UI.ServeHTTP(w, r)

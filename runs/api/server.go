@@ -62,6 +62,10 @@ type Config struct {
 	// (kiln serve --dispatch), a JSON-encodable list. Unset, the route is
 	// 404.
 	Workers func() any
+	// Queue, when set, answers GET /v1/queue with what it returns (JSON):
+	// the scale-out queue's jobs by capability, job results and retries
+	// (kiln serve --dispatch). Unset, the route is 404.
+	Queue func(ctx context.Context) (any, error)
 }
 
 // Defaults fills zero fields with their defaults.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strconv"
+	"strings"
 
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/sandboxes"
@@ -14,8 +16,34 @@ import (
 // CompleteJobPrefix starts the id of the job that completes a pending
 // verdict: the prefix and the pending verdict's id, so that sending the
 // same pending verdict twice is one job (runs/jobs drops the second
-// publish, the store the second result).
+// publish, the store the second result). A later try after a failed one
+// is a new job: the same id with "-try<n>" appended (CompleteJobID).
 const CompleteJobPrefix = "complete-"
+
+// CompleteJobID is the id of try n (from 1) of the job completing a
+// pending verdict: complete-<verdict id>, then complete-<verdict id>-try2,
+// -try3, ...
+func CompleteJobID(verdictID string, try int) string {
+	if try <= 1 {
+		return CompleteJobPrefix + verdictID
+	}
+	return fmt.Sprintf("%s%s-try%d", CompleteJobPrefix, verdictID, try)
+}
+
+// CompleteJobTry parses a job id made by CompleteJobID: the verdict id and
+// the try; ok is false for any other id.
+func CompleteJobTry(jobID string) (verdictID string, try int, ok bool) {
+	rest, ok := strings.CutPrefix(jobID, CompleteJobPrefix)
+	if !ok || rest == "" {
+		return "", 0, false
+	}
+	if i := strings.LastIndex(rest, "-try"); i > 0 {
+		if n, err := strconv.Atoi(rest[i+len("-try"):]); err == nil && n >= 2 && strconv.Itoa(n) == rest[i+len("-try"):] {
+			return rest[:i], n, true
+		}
+	}
+	return rest, 1, true
+}
 
 // CompleteJob is the payload of a job that completes one pending verdict on
 // a worker host (what `kiln rescore --pending` does for one attempt). It
@@ -69,28 +97,40 @@ func PendingCompletions(ctx context.Context, st *runs.Store, campaignID string, 
 		if skip != nil && skip(r.Verdict.ID) {
 			continue
 		}
-		prev, pending, err := storedPending(r.Verdict, true)
+		j, ok, err := CompletionOf(ctx, st, campaignID, r, limits, art)
 		if err != nil {
 			return nil, err
 		}
-		if !pending {
-			continue
+		if ok {
+			out = append(out, j)
 		}
-		for name, h := range r.Verdict.Artifacts {
-			b, err := st.Blobs().Get(h)
-			if err != nil {
-				return nil, fmt.Errorf("pending task %s: artifact %s: %w", r.Task.Key, name, err)
-			}
-			if _, err := art.Put(ctx, b); err != nil {
-				return nil, fmt.Errorf("pending task %s: %w", r.Task.Key, err)
-			}
-		}
-		out = append(out, CompleteJob{Campaign: campaignID, TaskKey: r.Task.Key, AttemptID: r.Attempt.ID,
-			VerdictID: r.Verdict.ID, Lane: r.Task.Lane, Limits: limits,
-			Item: tools.Item{Lane: r.Task.Lane, Files: r.Task.Files, Meta: r.Task.Meta},
-			Prev: prev, Artifacts: maps.Clone(r.Verdict.Artifacts)})
 	}
 	return out, nil
+}
+
+// CompletionOf returns the job that completes r's pending verdict, with
+// its artifacts put in art; false when the verdict has no pending stage.
+// (PendingCompletions calls it for the verdicts not yet sent; a retry of
+// a failed job, for one of runs.Store.TriedPendingResults.)
+func CompletionOf(ctx context.Context, st *runs.Store, campaignID string, r runs.Result, limits sandboxes.Limits,
+	art ArtifactStore) (CompleteJob, bool, error) {
+	prev, pending, err := storedPending(r.Verdict, true)
+	if err != nil || !pending {
+		return CompleteJob{}, false, err
+	}
+	for name, h := range r.Verdict.Artifacts {
+		b, err := st.Blobs().Get(h)
+		if err != nil {
+			return CompleteJob{}, false, fmt.Errorf("pending task %s: artifact %s: %w", r.Task.Key, name, err)
+		}
+		if _, err := art.Put(ctx, b); err != nil {
+			return CompleteJob{}, false, fmt.Errorf("pending task %s: %w", r.Task.Key, err)
+		}
+	}
+	return CompleteJob{Campaign: campaignID, TaskKey: r.Task.Key, AttemptID: r.Attempt.ID,
+		VerdictID: r.Verdict.ID, Lane: r.Task.Lane, Limits: limits,
+		Item: tools.Item{Lane: r.Task.Lane, Files: r.Task.Files, Meta: r.Task.Meta},
+		Prev: prev, Artifacts: maps.Clone(r.Verdict.Artifacts)}, true, nil
 }
 
 // RunCompletion runs a CompleteJob with the lane's Completer (on the worker).

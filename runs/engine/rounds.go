@@ -82,15 +82,17 @@ type Refine struct {
 	// call a model (refine --plan uses it).
 	Draw func(round int, weights map[string]float64) ([]runs.Task, error)
 	// FromCandidate renders round's tasks for an accepted candidate (its
-	// Category is the targeted category).
+	// Category is the targeted category; when Validator is a
+	// refinement.Preparer, the candidate as it prepared it).
 	FromCandidate func(round int, c refinement.Candidate) ([]runs.Task, error)
 
 	// Synth writes new tasks; SynthName names its endpoint in records.
 	Synth         agent.Model
 	SynthName     string
 	SynthSampling agent.Sampling
-	// Validator checks candidates (nil: parse and dedupe only). Errors
-	// wrapping ErrValidatorBroken stop the transition.
+	// Validator checks candidates (nil: parse and dedupe only); a
+	// refinement.Preparer also completes them (see refinement.Screen).
+	// Errors wrapping ErrValidatorBroken stop the transition.
 	Validator refinement.Validator
 	// ValidateParallel bounds concurrent validations (default 1).
 	ValidateParallel int

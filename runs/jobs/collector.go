@@ -18,8 +18,31 @@ import (
 // StoreFunc stores a result. It must be idempotent by Result.JobID (a
 // result may come twice: a worker that died after publishing it, a
 // redelivery) and durable when it returns nil: only then is the result
-// acked. An error leaves the result in the stream; it is offered again.
+// acked. An error marked with Permanent (errors.Is(err, ErrPermanent): the
+// result refers to an attempt, a verdict or a campaign that no longer
+// exists) dead-letters the result: it is copied to kiln.dead.<capability>
+// with the reason and never offered again. Any other error (SQLite busy, a
+// full disk) leaves it in the stream: it is offered again after a delay
+// that doubles with each delivery, from StoreRetryBase to StoreRetryMax.
 type StoreFunc func(ctx context.Context, r Result) error
+
+// Delays before a result (or a dead letter) the store could not take is
+// offered again: StoreRetryBase after the first delivery, doubling with
+// each, at most StoreRetryMax.
+const (
+	StoreRetryBase = time.Second
+	StoreRetryMax  = time.Minute
+)
+
+// Headers of a message on the dead-letter stream.
+const (
+	// DeadReasonHeader says why it was dead-lettered.
+	DeadReasonHeader = "Kiln-Dead-Reason"
+	// DeadOfHeader says what it is: "job" (a job's message, delivered
+	// MaxDeliver times without a result) or "result" (a result the store
+	// refused for good).
+	DeadOfHeader = "Kiln-Dead-Of"
+)
 
 // Collector is the daemon's side of results: it takes results from the
 // results stream and dead letters from the max-deliveries advisories, and
@@ -130,14 +153,61 @@ func (c *Collector) onResult(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	if err := c.store(ctx, r); err != nil {
-		c.log.Error("jobs: store result", "job", r.JobID, "err", err)
-		_ = m.NakWithDelay(time.Second)
+		if !IsPermanent(err) {
+			c.retryLater(m, "jobs: store result", "job", r.JobID, "err", err)
+			return
+		}
+		// Retrying cannot cure it: keep it where it can be inspected, say
+		// why, and stop offering it.
+		capability := r.Capability
+		if !ValidCapability(capability) {
+			capability = "unknown"
+		}
+		reason := "store refused the result for good: " + err.Error()
+		dm := nats.NewMsg(DeadPrefix + capability)
+		dm.Data = m.Data()
+		dm.Header.Set(DeadReasonHeader, reason)
+		dm.Header.Set(DeadOfHeader, "result")
+		if _, perr := c.q.js.PublishMsg(ctx, dm, jetstream.WithMsgID("result-"+r.JobID)); perr != nil {
+			c.retryLater(m, "jobs: dead-letter result", "job", r.JobID, "err", perr)
+			return
+		}
+		c.log.Error("jobs: result dead-lettered: the store refused it for good", "job", r.JobID, "kind", r.Kind,
+			"worker", r.Worker, "subject", dm.Subject, "err", err)
+		_ = m.Term()
 		return
 	}
 	if err := m.DoubleAck(ctx); err != nil {
 		// Not acked: it comes back and the store drops it as a duplicate.
 		c.log.Warn("jobs: ack result", "job", r.JobID, "err", err)
 	}
+}
+
+// retryDelay is the delay before a message delivered deliveries times is
+// offered again: StoreRetryBase doubled per delivery after the first, at
+// most StoreRetryMax.
+func retryDelay(deliveries uint64) time.Duration {
+	d := StoreRetryBase
+	for i := uint64(1); i < deliveries && d < StoreRetryMax; i++ {
+		d *= 2
+	}
+	return min(d, StoreRetryMax)
+}
+
+// retryLater naks m with a delay that grows with its delivery count (from
+// its metadata). It logs at the first delivery and then at the 2nd, 4th,
+// 8th, ... only: a store that stays down for an hour logs a dozen lines,
+// not thousands.
+func (c *Collector) retryLater(m jetstream.Msg, msg string, attrs ...any) {
+	n := uint64(1)
+	if md, err := m.Metadata(); err == nil && md.NumDelivered > 0 {
+		n = md.NumDelivered
+	}
+	d := retryDelay(n)
+	if n&(n-1) == 0 {
+		c.log.Warn(msg+": will retry", append(attrs, "deliveries", n, "retry_in", d)...)
+	}
+	_ = m.NakWithDelay(d)
 }
 
 // maxDeliverAdvisory is JetStream's io.nats.jetstream.advisory.v1.max_deliver.
@@ -161,8 +231,7 @@ func (c *Collector) onEvent(ctx context.Context, m jetstream.Msg) {
 	}
 	raw, err := c.q.js.Stream(ctx, JobsStream)
 	if err != nil {
-		c.log.Error("jobs: dead letter", "seq", a.StreamSeq, "err", err)
-		_ = m.NakWithDelay(time.Second)
+		c.retryLater(m, "jobs: dead letter", "seq", a.StreamSeq, "err", err)
 		return
 	}
 	sm, err := raw.GetMsg(ctx, a.StreamSeq)
@@ -171,8 +240,7 @@ func (c *Collector) onEvent(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	if err != nil {
-		c.log.Error("jobs: dead letter", "seq", a.StreamSeq, "err", err)
-		_ = m.NakWithDelay(time.Second)
+		c.retryLater(m, "jobs: dead letter", "seq", a.StreamSeq, "err", err)
 		return
 	}
 	var j Job
@@ -182,16 +250,28 @@ func (c *Collector) onEvent(ctx context.Context, m jetstream.Msg) {
 	}
 	reason := fmt.Sprintf("dead letter: delivered %d times to workers of %q without a result (each worker died, hung past the ack wait, or the job kept failing)",
 		a.Deliveries, j.Capability)
-	if _, err := c.q.js.Publish(ctx, DeadPrefix+j.Capability, sm.Data, jetstream.WithMsgID(j.ID)); err != nil {
-		c.log.Error("jobs: dead letter publish", "job", j.ID, "err", err)
-		_ = m.NakWithDelay(time.Second)
+	dm := nats.NewMsg(DeadPrefix + j.Capability)
+	dm.Data = sm.Data
+	dm.Header.Set(DeadReasonHeader, reason)
+	dm.Header.Set(DeadOfHeader, "job")
+	if _, err := c.q.js.PublishMsg(ctx, dm, jetstream.WithMsgID(j.ID)); err != nil {
+		c.retryLater(m, "jobs: dead letter publish", "job", j.ID, "err", err)
 		return
 	}
 	r := Result{JobID: j.ID, Kind: j.Kind, Capability: j.Capability, Dead: true, Error: reason,
 		Deliveries: a.Deliveries, Finished: time.Now().UTC()}
 	if err := c.store(ctx, r); err != nil {
-		c.log.Error("jobs: store dead letter", "job", j.ID, "err", err)
-		_ = m.NakWithDelay(time.Second)
+		if !IsPermanent(err) {
+			c.retryLater(m, "jobs: store dead letter", "job", j.ID, "err", err)
+			return
+		}
+		// The job is on the dead-letter subject already; the store will
+		// never take its record: remove it from the queue all the same.
+		c.log.Error("jobs: dead letter not recorded: the store refused it for good", "job", j.ID, "kind", j.Kind, "err", err)
+		if err := raw.DeleteMsg(ctx, a.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			c.log.Warn("jobs: remove dead job", "job", j.ID, "err", err)
+		}
+		_ = m.Term()
 		return
 	}
 	if err := raw.DeleteMsg(ctx, a.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -215,6 +295,9 @@ type WorkerInfo struct {
 	Stale bool `json:"stale"`
 	// Interval is the worker's heartbeat period.
 	Interval time.Duration `json:"interval_ns"`
+	// HostInfo is what the worker advertises of its host (GPUs,
+	// toolchains, lanes).
+	HostInfo
 }
 
 func (c *Collector) heartbeat(m *nats.Msg) {

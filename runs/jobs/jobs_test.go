@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +35,13 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, qc jobs.QueueConfig) *fixture {
+	t.Helper()
+	return newFixtureWith(t, qc, nil)
+}
+
+// newFixtureWith is newFixture with the collector's StoreFunc wrapped by
+// wrap (when not nil).
+func newFixtureWith(t *testing.T, qc jobs.QueueConfig, wrap func(jobs.StoreFunc) jobs.StoreFunc) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	kp, err := nkeys.CreateUser()
@@ -63,7 +72,7 @@ func newFixture(t *testing.T, qc jobs.QueueConfig) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.st.Close() })
-	f.col = jobs.NewCollector(f.q, f.nc, func(ctx context.Context, r jobs.Result) error {
+	var store jobs.StoreFunc = func(ctx context.Context, r jobs.Result) error {
 		jr := runs.JobResult{JobID: r.JobID, Kind: r.Kind, Status: runs.JobDone, Worker: r.Worker,
 			Reason: r.Error, Deliveries: r.Deliveries, Result: r.Payload}
 		switch {
@@ -77,7 +86,11 @@ func newFixture(t *testing.T, qc jobs.QueueConfig) *fixture {
 			f.dupes.Add(1)
 		}
 		return err
-	}, nil)
+	}
+	if wrap != nil {
+		store = wrap(store)
+	}
+	f.col = jobs.NewCollector(f.q, f.nc, store, nil)
 	if err := f.col.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -352,5 +365,98 @@ func TestWorkerCannotPublishJobs(t *testing.T) {
 	}
 	if _, err := jobs.Connect(jobs.ConnConfig{URL: f.srv.URL()}); err == nil {
 		t.Fatal("connected without credentials")
+	}
+}
+
+// TestCollectorStoreErrors: a result the store refuses for good (a
+// permanent error: its verdict is gone) is dead-lettered with the reason
+// and never offered again; one it cannot take for now (a transient error)
+// is offered again after growing delays, then stored.
+func TestCollectorStoreErrors(t *testing.T) {
+	t.Parallel()
+	var (
+		mu        sync.Mutex
+		goneCalls int
+		busyCalls []time.Time
+	)
+	f := newFixtureWith(t, jobs.QueueConfig{}, func(next jobs.StoreFunc) jobs.StoreFunc {
+		return func(ctx context.Context, r jobs.Result) error {
+			mu.Lock()
+			defer mu.Unlock()
+			switch r.JobID {
+			case "gone":
+				goneCalls++
+				return fmt.Errorf("store complete job: %w", jobs.Permanent(errors.New("attempt a1 has no verdict v1")))
+			case "busy":
+				busyCalls = append(busyCalls, time.Now())
+				if len(busyCalls) <= 2 {
+					return errors.New("database is locked (SQLITE_BUSY)")
+				}
+			}
+			return next(ctx, r)
+		}
+	})
+	ctx := context.Background()
+	for _, id := range []string{"gone", "busy"} {
+		b, _ := json.Marshal(jobs.Result{JobID: id, Kind: "complete", Capability: "test", Worker: "w1", OK: true,
+			Deliveries: 1, Payload: json.RawMessage(`{}`)})
+		if _, err := f.q.JetStream().Publish(ctx, jobs.ResultsPrefix+"complete", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs := f.waitResults(t, 1, 20*time.Second)
+	if len(rs) != 1 || rs[0].JobID != "busy" || rs[0].Status != runs.JobDone {
+		t.Fatalf("stored %+v, want the busy job's result alone", rs)
+	}
+	time.Sleep(1500 * time.Millisecond) // a retried "gone" would come back within this
+	mu.Lock()
+	calls, gone := append([]time.Time(nil), busyCalls...), goneCalls
+	mu.Unlock()
+	if gone != 1 {
+		t.Errorf("permanent store error: offered %d times, want once", gone)
+	}
+	if len(calls) != 3 {
+		t.Fatalf("transient store error: %d calls, want 3 (two failures, then stored)", len(calls))
+	}
+	d1, d2 := calls[1].Sub(calls[0]), calls[2].Sub(calls[1])
+	if d1 < 900*time.Millisecond || d2 < 1800*time.Millisecond || d2 < d1+d1/2 {
+		t.Errorf("retry delays %s then %s: want about 1s then 2s", d1, d2)
+	}
+	dead, err := f.q.JetStream().Stream(ctx, jobs.DeadStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := dead.GetLastMsgForSubject(ctx, jobs.DeadPrefix+"test")
+	if err != nil {
+		t.Fatalf("dead letter of the refused result: %v", err)
+	}
+	if !bytes.Contains(m.Data, []byte(`"gone"`)) || m.Header.Get(jobs.DeadOfHeader) != "result" ||
+		!strings.Contains(m.Header.Get(jobs.DeadReasonHeader), "has no verdict v1") {
+		t.Errorf("dead letter %s %v", m.Data, m.Header)
+	}
+	info, err := f.q.JetStream().Stream(ctx, jobs.ResultsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si, err := info.Info(ctx); err != nil || si.State.Msgs != 0 {
+		t.Errorf("results stream after both: %v %+v", err, si.State)
+	}
+	stats, err := f.q.Stats(ctx)
+	if err != nil || len(stats) != 1 || stats[0].Capability != "test" || stats[0].Dead != 1 {
+		t.Errorf("queue stats %+v %v", stats, err)
+	}
+	t.Logf("transient store error retried after %s, then %s", d1.Round(time.Millisecond), d2.Round(time.Millisecond))
+}
+
+func TestRetryDelay(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		deliveries uint64
+		want       time.Duration
+	}{{0, time.Second}, {1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {6, 32 * time.Second},
+		{7, time.Minute}, {1000, time.Minute}} {
+		if got := jobs.RetryDelay(c.deliveries); got != c.want {
+			t.Errorf("RetryDelay(%d) = %s, want %s", c.deliveries, got, c.want)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,25 +170,57 @@ func NewQueue(ctx context.Context, nc *nats.Conn, cfg QueueConfig) (*Queue, erro
 		{Name: EventsStream, Subjects: []string{maxDeliverEvent}, Retention: jetstream.WorkQueuePolicy,
 			Storage: jetstream.FileStorage, Replicas: cfg.Replicas},
 	}
+	// On a cluster the API may not answer for a while (a cluster still
+	// forming, a node down, a leader being elected): each call is retried
+	// for up to clusterWait.
 	for _, sc := range streams {
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
-			return nil, fmt.Errorf("jobs queue: stream %s: %w", sc.Name, err)
+		err := retry(ctx, clusterWait, func(ctx context.Context) error {
+			_, err := js.CreateOrUpdateStream(ctx, sc)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("jobs queue: stream %s: %w%s", sc.Name, err, replicaHint(ctx, js, sc.Name, cfg.Replicas))
 		}
 	}
 	for _, stream := range []string{ResultsStream, EventsStream} {
-		_, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
-			Durable: daemonConsumer, AckPolicy: jetstream.AckExplicitPolicy,
-			AckWait: time.Minute, MaxDeliver: -1, MaxAckPending: 256,
+		err := retry(ctx, clusterWait, func(ctx context.Context) error {
+			_, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
+				Durable: daemonConsumer, AckPolicy: jetstream.AckExplicitPolicy,
+				AckWait: time.Minute, MaxDeliver: -1, MaxAckPending: 256,
+			})
+			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("jobs queue: consumer on %s: %w", stream, err)
 		}
 	}
-	art, err := NewArtifacts(ctx, js, cfg.Replicas)
+	var art *Artifacts
+	err = retry(ctx, clusterWait, func(ctx context.Context) error {
+		art, err = NewArtifacts(ctx, js, cfg.Replicas)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w%s", err, replicaHint(ctx, js, "OBJ_"+ArtifactBucket, cfg.Replicas))
 	}
 	return &Queue{js: js, cfg: cfg, art: art}, nil
+}
+
+// replicaHint explains a failed stream update when the stream exists with
+// another replica count than the queue asks for (JetStream changes it in
+// place when the cluster has the peers; a single server cannot hold more
+// than one replica).
+func replicaHint(ctx context.Context, js jetstream.JetStream, name string, want int) string {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	s, err := js.Stream(ictx, name)
+	if err != nil {
+		return ""
+	}
+	if have := s.CachedInfo().Config.Replicas; have != want {
+		return fmt.Sprintf(" (the stream exists with %d replicas and the queue asks for %d: the update needs as many NATS servers in the cluster; "+
+			"ask for %d replicas, or add servers)", have, want, have)
+	}
+	return ""
 }
 
 // Artifacts returns the artifact store.
@@ -201,15 +235,18 @@ func (q *Queue) EnsureCapability(ctx context.Context, capability string) error {
 	if !ValidCapability(capability) {
 		return fmt.Errorf("jobs: bad capability %q", capability)
 	}
-	_, err := q.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable:       ConsumerName(capability),
-		FilterSubject: JobsPrefix + capability,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       q.cfg.AckWait,
-		MaxDeliver:    q.cfg.MaxDeliver,
-		MaxAckPending: 10000,
-		// Each pull waits for at most one job; many workers pull at once.
-		MaxWaiting: 4096,
+	err := retry(ctx, clusterWait, func(ctx context.Context) error {
+		_, err := q.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+			Durable:       ConsumerName(capability),
+			FilterSubject: JobsPrefix + capability,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       q.cfg.AckWait,
+			MaxDeliver:    q.cfg.MaxDeliver,
+			MaxAckPending: 10000,
+			// Each pull waits for at most one job; many workers pull at once.
+			MaxWaiting: 4096,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("jobs: consumer for %s: %w", capability, err)
@@ -239,7 +276,13 @@ func (q *Queue) Publish(ctx context.Context, j Job) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("publish job %s: %w", j.ID, err)
 	}
-	ack, err := q.js.Publish(ctx, JobsPrefix+j.Capability, b, jetstream.WithMsgID(j.ID), jetstream.WithExpectStream(JobsStream))
+	// A publish the cluster did not confirm (a node down, a leader being
+	// elected) is sent again: the job id makes a second copy a duplicate.
+	var ack *jetstream.PubAck
+	err = retry(ctx, clusterWait, func(ctx context.Context) error {
+		ack, err = q.js.Publish(ctx, JobsPrefix+j.Capability, b, jetstream.WithMsgID(j.ID), jetstream.WithExpectStream(JobsStream))
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("publish job %s: %w", j.ID, err)
 	}
@@ -300,4 +343,70 @@ func (a *Artifacts) Get(ctx context.Context, hash string) ([]byte, error) {
 		return nil, fmt.Errorf("get artifact %s: content does not match its hash", hash)
 	}
 	return b, nil
+}
+
+// CapabilityStats is the state of one capability's jobs: its consumer on
+// the jobs stream and its dead letters.
+type CapabilityStats struct {
+	Capability string `json:"capability"`
+	// Waiting: jobs not yet delivered to a worker (NumPending).
+	Waiting uint64 `json:"waiting"`
+	// InFlight: jobs delivered and not yet acked (NumAckPending).
+	InFlight int `json:"in_flight"`
+	// Redelivered: of those in flight, the ones delivered more than once
+	// (NumRedelivered).
+	Redelivered int `json:"redelivered"`
+	// Pulls: worker pull requests waiting for a job (NumWaiting).
+	Pulls int `json:"pulls"`
+	// Dead: messages on kiln.dead.<capability> (kept 30 days).
+	Dead uint64 `json:"dead"`
+}
+
+// Stats reports each capability's jobs (those with a consumer, or dead
+// letters), by capability.
+func (q *Queue) Stats(ctx context.Context) ([]CapabilityStats, error) {
+	byCap := map[string]*CapabilityStats{}
+	get := func(c string) *CapabilityStats {
+		s, ok := byCap[c]
+		if !ok {
+			s = &CapabilityStats{Capability: c}
+			byCap[c] = s
+		}
+		return s
+	}
+	js, err := q.js.Stream(ctx, JobsStream)
+	if err != nil {
+		return nil, fmt.Errorf("queue stats: %w", err)
+	}
+	l := js.ListConsumers(ctx)
+	for ci := range l.Info() {
+		c, ok := strings.CutPrefix(ci.Name, "jobs-")
+		if !ok || ci.Config.FilterSubject != JobsPrefix+c {
+			continue
+		}
+		s := get(c)
+		s.Waiting, s.InFlight, s.Redelivered, s.Pulls = ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting
+	}
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("queue stats: %w", err)
+	}
+	ds, err := q.js.Stream(ctx, DeadStream)
+	if err != nil {
+		return nil, fmt.Errorf("queue stats: %w", err)
+	}
+	di, err := ds.Info(ctx, jetstream.WithSubjectFilter(DeadPrefix+">"))
+	if err != nil {
+		return nil, fmt.Errorf("queue stats: %w", err)
+	}
+	for subj, n := range di.State.Subjects {
+		if c, ok := strings.CutPrefix(subj, DeadPrefix); ok {
+			get(c).Dead = n
+		}
+	}
+	out := make([]CapabilityStats, 0, len(byCap))
+	for _, s := range byCap {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b CapabilityStats) int { return strings.Compare(a.Capability, b.Capability) })
+	return out, nil
 }

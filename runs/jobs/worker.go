@@ -21,20 +21,31 @@ import (
 // last, where it becomes the failure. ctx is cancelled on a hard stop.
 type Handler func(ctx context.Context, j Job, art *Artifacts) (json.RawMessage, error)
 
+// ErrPermanent marks an error that retrying will not cure:
+// errors.Is(err, ErrPermanent) holds for an error made by Permanent or one
+// that wraps ErrPermanent itself (fmt.Errorf("...: %w", ErrPermanent)).
+var ErrPermanent = errors.New("permanent")
+
 type permanentError struct{ err error }
 
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
+func (e permanentError) Error() string        { return e.err.Error() }
+func (e permanentError) Unwrap() error        { return e.err }
+func (e permanentError) Is(target error) bool { return target == ErrPermanent }
 
-// Permanent marks a handler error that retrying will not cure (a bad
-// payload, an answer the lane cannot judge).
-func Permanent(err error) error { return permanentError{err} }
-
-// IsPermanent reports whether err was marked with Permanent.
-func IsPermanent(err error) bool {
-	var p permanentError
-	return errors.As(err, &p)
+// Permanent marks an error that retrying will not cure: a handler's (a bad
+// payload, an answer the lane cannot judge: the failure is the job's
+// result) or a StoreFunc's (the result refers to what no longer exists:
+// the collector dead-letters it instead of offering it again).
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
 }
+
+// IsPermanent reports whether err was marked with Permanent (or wraps
+// ErrPermanent).
+func IsPermanent(err error) bool { return errors.Is(err, ErrPermanent) }
 
 // WorkerConfig configures a worker.
 type WorkerConfig struct {
@@ -50,7 +61,22 @@ type WorkerConfig struct {
 	Concurrency int
 	// Heartbeat is the heartbeat period (default 2s).
 	Heartbeat time.Duration
-	Log       *slog.Logger
+	// Host is what the worker advertises of its host in every heartbeat
+	// (GPUs, toolchains, lanes), for the daemon's worker list.
+	Host HostInfo
+	Log  *slog.Logger
+}
+
+// HostInfo is what a worker says of its host.
+type HostInfo struct {
+	// GPUs are the GPUs' names, one per device; Driver their driver.
+	GPUs   []string `json:"gpus,omitempty"`
+	Driver string   `json:"driver,omitempty"`
+	// Toolchains are the toolchains found, by name, with their versions.
+	Toolchains map[string]string `json:"toolchains,omitempty"`
+	// Lanes are the lanes whose pending stages it can complete: their
+	// capability is one of its own and their toolchains are present.
+	Lanes []string `json:"lanes,omitempty"`
 }
 
 // Defaults fills in zero fields.
@@ -207,7 +233,7 @@ func (w *Worker) info() WorkerInfo {
 	defer w.mu.Unlock()
 	h, _ := os.Hostname()
 	return WorkerInfo{ID: w.cfg.ID, Host: h, Capabilities: slices.Clone(w.cfg.Capabilities), Running: w.running,
-		Done: w.done, Draining: w.stopped, Started: w.started, Interval: w.cfg.Heartbeat}
+		Done: w.done, Draining: w.stopped, Started: w.started, Interval: w.cfg.Heartbeat, HostInfo: w.cfg.Host}
 }
 
 func (w *Worker) beat(subject string) {
@@ -363,14 +389,21 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, capability string,
 	// The result is in the results stream before the job is acked: a
 	// crash between the two redelivers the job, and its second result is
 	// dropped (same message id here, same job id in the store).
+	// On a cluster a node may be down or a leader being elected: both are
+	// retried for a while (the same message id makes a second copy of the
+	// result a duplicate; a job never acked is redelivered).
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if _, err := w.js.Publish(pctx, ResultsPrefix+tokenSafe(j.Kind), b, jetstream.WithMsgID(j.ID)); err != nil {
+	err = retry(pctx, time.Minute, func(tctx context.Context) error {
+		_, err := w.js.Publish(tctx, ResultsPrefix+tokenSafe(j.Kind), b, jetstream.WithMsgID(j.ID))
+		return err
+	})
+	if err != nil {
 		log.Error("worker: publish result", "err", err)
 		_ = m.Nak()
 		return
 	}
-	if err := m.DoubleAck(pctx); err != nil {
+	if err := retry(pctx, time.Minute, m.DoubleAck); err != nil {
 		log.Warn("worker: ack job", "err", err)
 	}
 }

@@ -16,6 +16,8 @@
 //	GET  /attempts/{id}                 one sample: prompt, reasoning, tool calls and results, answer,
 //	                                    verdicts, diagnostics, artifacts (highlighted), output diff
 //	GET  /attempts/{id}/artifacts/{name} one artifact, raw
+//	GET  /workers                       the scale-out queue (kiln serve --dispatch): workers, jobs by
+//	                                    capability, job results, failed jobs' retries and reasons
 //
 // The handler is mounted by runs/api (Config.UI) behind the API's token
 // rule; it never shows a token or key (spec lines that look like secrets are
@@ -59,7 +61,10 @@ type Config struct {
 	Refine func(ctx context.Context, id string, rounds int, categories []string) (string, error)
 	// Export writes the campaign's dataset as JSONL.
 	Export func(ctx context.Context, id string, w io.Writer) error
-	Log    *slog.Logger
+	// Dispatch reports the scale-out queue (kiln serve --dispatch) on
+	// /workers; nil: the page says dispatch is off.
+	Dispatch Dispatch
+	Log      *slog.Logger
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
 }
@@ -85,7 +90,7 @@ func New(cfg Config) (*Handler, error) {
 		cfg.Now = time.Now
 	}
 	h := &Handler{cfg: cfg, pages: map[string]*template.Template{}}
-	for _, p := range []string{"list", "campaign", "verdicts", "attempt", "error"} {
+	for _, p := range []string{"list", "campaign", "verdicts", "attempt", "error", "workers"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/partials.html", "templates/"+p+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", p, err)
@@ -110,6 +115,7 @@ func New(cfg Config) (*Handler, error) {
 	m.HandleFunc("POST /campaigns/{id}/{action}", h.withCampaign(h.action))
 	m.HandleFunc("GET /attempts/{id}", h.attempt)
 	m.HandleFunc("GET /attempts/{id}/artifacts/{name}", h.artifact)
+	m.HandleFunc("GET /workers", h.workers)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "no such page: "+r.URL.Path)
 	})

@@ -2,7 +2,6 @@ package cuda2hip
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -13,36 +12,17 @@ import (
 // checkTool is the lane's model tool.
 const checkTool = "check_hip"
 
-var sourceArgsSchema = json.RawMessage(`{"type":"object","properties":{"source":{"type":"string",` +
-	`"description":"the complete HIP program: kernels and a main that runs them and prints the results"}},` +
-	`"required":["source"],"additionalProperties":false}`)
-
 // Tools returns the model tool "check_hip": the whole verification of a
 // draft against the task (the CUDA check, hipcc for gfx1100, the HIP
 // build for NVIDIA and, on a GPU host, the run and comparison).
 func (l *Lane) Tools(item tools.Item) []tools.Tool {
-	return []tools.Tool{&tools.FuncTool{
-		ToolName: checkTool,
-		ToolDescription: "Check a HIP translation of the task's CUDA program: no CUDA left in it, hipcc build for AMD RDNA3 " +
-			"(gfx1100), HIP build for NVIDIA and, on a GPU host, running it and comparing its output with the CUDA " +
+	return []tools.Tool{tools.SourceTool(checkTool,
+		"Check a HIP translation of the task's CUDA program: no CUDA left in it, hipcc build for AMD RDNA3 "+
+			"(gfx1100), HIP build for NVIDIA and, on a GPU host, running it and comparing its output with the CUDA "+
 			"program's. Returns PASS or the failing stage and its errors.",
-		ToolSchema: sourceArgsSchema,
-		Fn: func(ctx context.Context, args json.RawMessage) (string, error) {
-			var a struct {
-				Source string `json:"source"`
-			}
-			if err := json.Unmarshal(args, &a); err != nil {
-				return "error: arguments must be a JSON object {\"source\": string}: " + err.Error(), nil
-			}
-			if strings.Contains(a.Source, "```") {
-				if inner, ok := ExtractProgram(a.Source); ok {
-					a.Source = inner
-				}
-			}
-			if strings.TrimSpace(a.Source) == "" {
-				return "error: \"source\" is empty", nil
-			}
-			v, err := l.Verify(ctx, item, a.Source)
+		"the complete HIP program: kernels and a main that runs them and prints the results", ExtractProgram,
+		func(ctx context.Context, src string) (string, error) {
+			v, err := l.Verify(ctx, item, src)
 			if err != nil {
 				return "", err
 			}
@@ -53,6 +33,5 @@ func (l *Lane) Tools(item tools.Item) []tools.Tool {
 				return "PASS: the HIP program builds and prints the same results as the CUDA program.", nil
 			}
 			return fmt.Sprintf("FAIL (%s at stage %s):\n%s", v.Class, v.Stage, v.Diagnostic), nil
-		},
-	}}
+		})}
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kiln-dev/kiln/tools/buildjob"
 )
 
 // Tolerance says when the CUDA build's and the HIP build's outputs agree.
@@ -84,7 +86,7 @@ func CompareOutputsNamed(want, got []byte, tol Tolerance, maxLines int, wantName
 		differing++
 		if len(diffs) < maxLines {
 			pad := strings.Repeat(" ", max(len(wantName)-len(gotName), 0))
-			diffs = append(diffs, fmt.Sprintf("line %d (%s): %s %q\n    %s%s %q", i+1, why, wantName, clip(wl, 160), gotName, pad, clip(gl, 160)))
+			diffs = append(diffs, fmt.Sprintf("line %d (%s): %s %q\n    %s%s %q", i+1, why, wantName, buildjob.Clip(wl, 160), gotName, pad, buildjob.Clip(gl, 160)))
 		}
 	}
 	if differing == 0 {
@@ -157,11 +159,4 @@ func splitNumbers(s string) (string, []string) {
 
 func isIdentByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

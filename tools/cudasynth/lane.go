@@ -101,14 +101,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
+	"github.com/kiln-dev/kiln/tools/gpuprobe"
 	"github.com/kiln-dev/kiln/tools/hipify"
 )
 
@@ -332,14 +331,13 @@ func (c Config) Validate() error {
 
 // Lane is the cuda-synth lane. It is safe for concurrent use.
 type Lane struct {
-	cfg      Config
-	log      *slog.Logger
-	cache    *toolchain.Cache
-	compiles *semaphore.Weighted
-	gpu      *sandboxes.GPUSlots
+	cfg    Config
+	log    *slog.Logger
+	cache  *toolchain.Cache
+	builds *buildjob.Runner // every compile: sandbox, cache, Parallel bound
+	gpu    *sandboxes.GPUSlots
 
-	gpuMu sync.Mutex
-	gpuOK bool // the GPU probe passed in the sandbox
+	probe *gpuprobe.Probe // the GPU check before a run stage
 }
 
 var _ tools.Lane = (*Lane)(nil)
@@ -359,8 +357,9 @@ func New(cfg Config) (*Lane, error) {
 			return nil, fmt.Errorf("cuda-synth: %w", err)
 		}
 	}
+	builds := newBuilds(cfg, cache)
 	return &Lane{cfg: cfg, log: cfg.Logger, cache: cache,
-		compiles: semaphore.NewWeighted(int64(cfg.Parallel)), gpu: sandboxes.NewGPUSlots(cfg.GPUSlots, LaneName, cfg.Sandbox.Metrics())}, nil
+		builds: builds, probe: newProbe(cfg, builds), gpu: sandboxes.NewGPUSlots(cfg.GPUSlots, LaneName, cfg.Sandbox.Metrics())}, nil
 }
 
 // Close stops reporting the lane's GPU run slots to the sandbox runner's

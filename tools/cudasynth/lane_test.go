@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 	"github.com/kiln-dev/kiln/tools/hipify"
 )
 
@@ -118,16 +119,16 @@ func checkRecord(t *testing.T, v tools.Verdict, src, kernel string) {
 	}
 	hip := string(a[ArtifactHIPSource])
 	if !strings.Contains(hip, "hip/hip_runtime.h") || strings.Contains(hip, "cudaMalloc") || !strings.Contains(hip, "hipM") {
-		t.Errorf("hip_source does not look translated:\n%s", clip(hip, 600))
+		t.Errorf("hip_source does not look translated:\n%s", buildjob.Clip(hip, 600))
 	}
 	ptx := string(a[ArtifactPTX])
 	if !strings.Contains(ptx, ".visible .entry "+kernel+"(") || !strings.Contains(ptx, ".target sm_86") {
-		t.Errorf("ptx lacks .visible .entry %s / .target sm_86:\n%s", kernel, clip(ptx, 400))
+		t.Errorf("ptx lacks .visible .entry %s / .target sm_86:\n%s", kernel, buildjob.Clip(ptx, 400))
 	}
 	for _, sm := range []string{"sm_86", "sm_90"} {
 		sass := string(a[ArtifactSASS(sm)])
 		if !strings.Contains(sass, "code for "+sm) || !strings.Contains(sass, "Function : "+kernel) {
-			t.Errorf("%s lacks its arch header or Function : %s:\n%s", ArtifactSASS(sm), kernel, clip(sass, 400))
+			t.Errorf("%s lacks its arch header or Function : %s:\n%s", ArtifactSASS(sm), kernel, buildjob.Clip(sass, 400))
 		}
 		if strings.Contains(sass, "/*0000*/") || strings.Contains(sass, "/* 0x") {
 			t.Errorf("%s is not normalised (address or encoding comments left)", ArtifactSASS(sm))
@@ -145,7 +146,7 @@ func checkRecord(t *testing.T, v tools.Verdict, src, kernel string) {
 	}
 	rdna := string(a[ArtifactRDNA3])
 	if !strings.Contains(rdna, `.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"`) || !strings.Contains(rdna, ".amdhsa_kernel "+kernel) {
-		t.Errorf("rdna3 lacks the gfx1100 target or .amdhsa_kernel %s:\n%s", kernel, clip(rdna, 400))
+		t.Errorf("rdna3 lacks the gfx1100 target or .amdhsa_kernel %s:\n%s", kernel, buildjob.Clip(rdna, 400))
 	}
 	if !strings.Contains(rdna, "s_endpgm") || strings.Contains(rdna, "; %bb") {
 		t.Error("rdna3 has no s_endpgm or keeps comments")

@@ -2,73 +2,31 @@ package cudasynth
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/kiln-dev/kiln/tools"
 )
 
-// sourceArgsSchema is the arguments schema of both model tools.
-var sourceArgsSchema = json.RawMessage(`{"type":"object","properties":{"source":{"type":"string",` +
-	`"description":"the complete CUDA program (.cu): kernels and a main that runs them and prints the results"}},` +
-	`"required":["source"],"additionalProperties":false}`)
-
-// parseSourceArgs reads {"source": ...}; a fenced block inside it is
-// unwrapped.
-func parseSourceArgs(args json.RawMessage) (string, error) {
-	var a struct {
-		Source string `json:"source"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil {
-		return "", fmt.Errorf("arguments must be a JSON object {\"source\": string}: %v", err)
-	}
-	if strings.Contains(a.Source, "```") {
-		if inner, ok := ExtractProgram(a.Source); ok {
-			a.Source = inner
-		}
-	}
-	if strings.TrimSpace(a.Source) == "" {
-		return "", fmt.Errorf("\"source\" is empty")
-	}
-	return a.Source, nil
-}
+// sourceDescription describes both model tools' "source" argument.
+const sourceDescription = "the complete CUDA program (.cu): kernels and a main that runs them and prints the results"
 
 // Tools returns the model-facing tools: "compile_cuda" (nvcc only) and
 // "check_program" (every stage, the full verification).
 func (l *Lane) Tools(item tools.Item) []tools.Tool {
 	return []tools.Tool{
-		&tools.FuncTool{
-			ToolName: "compile_cuda",
-			ToolDescription: "Compile a CUDA program with nvcc 11.8 for sm_86 and sm_90. Returns \"ok\" with the kernels " +
-				"found, or nvcc's errors.",
-			ToolSchema: sourceArgsSchema,
-			Fn: func(ctx context.Context, args json.RawMessage) (string, error) {
-				src, err := parseSourceArgs(args)
-				if err != nil {
-					return "error: " + err.Error(), nil
-				}
-				return l.compileOnly(ctx, src)
-			},
-		},
-		&tools.FuncTool{
-			ToolName: "check_program",
-			ToolDescription: "Run the whole check on a CUDA program: nvcc build, PTX, SASS, host assembly, " +
-				"translation to HIP, hipcc build for AMD RDNA3 and HIP build for NVIDIA (and, on a GPU host, " +
-				"running both builds and comparing their output). Returns PASS or the failing stage and its errors.",
-			ToolSchema: sourceArgsSchema,
-			Fn: func(ctx context.Context, args json.RawMessage) (string, error) {
-				src, err := parseSourceArgs(args)
-				if err != nil {
-					return "error: " + err.Error(), nil
-				}
+		tools.SourceTool("compile_cuda", "Compile a CUDA program with nvcc 11.8 for sm_86 and sm_90. Returns \"ok\" with the kernels "+
+			"found, or nvcc's errors.", sourceDescription, ExtractProgram, l.compileOnly),
+		tools.SourceTool("check_program", "Run the whole check on a CUDA program: nvcc build, PTX, SASS, host assembly, "+
+			"translation to HIP, hipcc build for AMD RDNA3 and HIP build for NVIDIA (and, on a GPU host, "+
+			"running both builds and comparing their output). Returns PASS or the failing stage and its errors.",
+			sourceDescription, ExtractProgram, func(ctx context.Context, src string) (string, error) {
 				v, err := l.Verify(ctx, item, src)
 				if err != nil {
 					return "", err
 				}
 				return describeVerdict(v), nil
-			},
-		},
+			}),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 )
 
 // stageResult is one stage's outcome inside a pipeline.
@@ -155,26 +156,26 @@ func (p *pipeline) cudaChain(ctx context.Context) error {
 	j, ptxFile := p.l.cudaJob(p.src)
 	jctx, cancel := p.jobContext(ctx, StageCUDACompile)
 	defer cancel()
-	res, err := p.l.compile(jctx, j)
+	res, err := p.l.builds.Run(jctx, j)
 	if err != nil {
 		if canceledByUs(ctx, jctx) {
 			return nil
 		}
 		return err
 	}
-	p.measure("cuda_compile_ms", ms(res.e.Wall))
+	p.measure("cuda_compile_ms", ms(res.Entry.Wall))
 	p.countCompile(res)
-	if !res.ok() {
-		diag := failureText(res, compilerDiagnostic(string(res.e.Stderr), cfg.DiagnosticLines))
-		p.record(StageCUDACompile, stageResult{class: res.class(tools.ClassCompileError), detail: diag, dur: res.wall})
+	if !res.OK() {
+		diag := res.FailureText(compilerDiagnostics.Of(string(res.Entry.Stderr), cfg.DiagnosticLines))
+		p.record(StageCUDACompile, stageResult{class: res.Class(tools.ClassCompileError), detail: diag, dur: res.Wall})
 		return nil
 	}
-	p.cudaBin = res.e.Files[cudaExe]
+	p.cudaBin = res.Entry.Files[cudaExe]
 	if cfg.KeepBinaries {
 		p.artifact(ArtifactCUDABinary, p.cudaBin)
 	}
-	p.record(StageCUDACompile, stageResult{ok: true, dur: res.wall,
-		detail: fmt.Sprintf("nvcc %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.cudaBin)>>10, res.cachedNote())})
+	p.record(StageCUDACompile, stageResult{ok: true, dur: res.Wall,
+		detail: fmt.Sprintf("nvcc %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.cudaBin)>>10, res.CachedNote())})
 
 	if !p.recordPTX(res, ptxFile) {
 		return nil
@@ -185,8 +186,8 @@ func (p *pipeline) cudaChain(ctx context.Context) error {
 
 // recordPTX records the ptx stage from the cuda compile's kept PTX file
 // and notes its kernels; it reports whether the stage passed.
-func (p *pipeline) recordPTX(res *jobResult, ptxFile string) bool {
-	ptx, ok := res.e.Files[ptxFile]
+func (p *pipeline) recordPTX(res *buildjob.Result, ptxFile string) bool {
+	ptx, ok := res.Entry.Files[ptxFile]
 	switch {
 	case !ok:
 		p.record(StagePTX, stageResult{class: tools.ClassCompileError, detail: "nvcc kept no " + ptxFile})
@@ -206,8 +207,8 @@ func (p *pipeline) recordPTX(res *jobResult, ptxFile string) bool {
 
 // recordHostAsmCUDA records the host-asm stage from the host assembly the
 // cuda compile kept (fatbin data stripped).
-func (p *pipeline) recordHostAsmCUDA(res *jobResult) {
-	hostAsm, ok := res.e.Files["program.s"]
+func (p *pipeline) recordHostAsmCUDA(res *buildjob.Result) {
+	hostAsm, ok := res.Entry.Files["program.s"]
 	if !ok {
 		p.record(StageHostAsm, stageResult{class: tools.ClassCompileError, detail: "gcc -save-temps left no program.s"})
 	} else {
@@ -224,32 +225,31 @@ func (p *pipeline) recordHostAsmCUDA(res *jobResult) {
 
 // sassStage disassembles the cuda compile's fatbin and records the sass
 // stage: SASS for every target SM, each with every PTX kernel.
-func (p *pipeline) sassStage(ctx context.Context, res *jobResult) error {
+func (p *pipeline) sassStage(ctx context.Context, res *buildjob.Result) error {
 	cfg := p.l.cfg
-	fatbin, ok := res.e.Files["program.fatbin"]
+	fatbin, ok := res.Entry.Files["program.fatbin"]
 	if !ok {
 		p.record(StageSASS, stageResult{class: tools.ClassCompileError, detail: "nvcc kept no program.fatbin"})
 		return nil
 	}
-	sj := job{name: "sass", tool: toolchain.CUObjdump, args: []string{"-sass", "program.fatbin"},
-		inputs: map[string][]byte{"program.fatbin": fatbin}}
+	sj := buildjob.Command("sass", toolchain.CUObjdump, []string{"-sass", "program.fatbin"}, map[string][]byte{"program.fatbin": fatbin})
 	sctx, scancel := p.jobContext(ctx, StageSASS)
 	defer scancel()
-	sres, err := p.l.compile(sctx, sj)
+	sres, err := p.l.builds.Run(sctx, sj)
 	if err != nil {
 		if canceledByUs(ctx, sctx) {
 			return nil
 		}
 		return err
 	}
-	p.measure("sass_ms", ms(sres.e.Wall))
+	p.measure("sass_ms", ms(sres.Entry.Wall))
 	p.countCompile(sres)
-	if !sres.ok() {
-		p.record(StageSASS, stageResult{class: sres.class(tools.ClassCompileError), dur: sres.wall,
-			detail: failureText(sres, firstLines(string(sres.e.Stderr)+string(sres.e.Stdout), cfg.DiagnosticLines))})
+	if !sres.OK() {
+		p.record(StageSASS, stageResult{class: sres.Class(tools.ClassCompileError), dur: sres.Wall,
+			detail: sres.FailureText(buildjob.FirstLines(string(sres.Entry.Stderr)+string(sres.Entry.Stdout), cfg.DiagnosticLines))})
 		return nil
 	}
-	byArch := SplitSASS(string(sres.e.Stdout))
+	byArch := SplitSASS(string(sres.Entry.Stdout))
 	var problems, parts []string
 	for _, sm := range cfg.SMs {
 		text, ok := byArch[sm]
@@ -265,10 +265,10 @@ func (p *pipeline) sassStage(ctx context.Context, res *jobResult) error {
 		parts = append(parts, fmt.Sprintf("%s: %d function(s)", sm, len(funcs)))
 	}
 	if len(problems) > 0 {
-		p.record(StageSASS, stageResult{class: tools.ClassCompileError, detail: strings.Join(problems, "; "), dur: sres.wall})
+		p.record(StageSASS, stageResult{class: tools.ClassCompileError, detail: strings.Join(problems, "; "), dur: sres.Wall})
 		return nil
 	}
-	p.record(StageSASS, stageResult{ok: true, dur: sres.wall, detail: strings.Join(parts, ", ") + sres.cachedNote()})
+	p.record(StageSASS, stageResult{ok: true, dur: sres.Wall, detail: strings.Join(parts, ", ") + sres.CachedNote()})
 	return nil
 }
 
@@ -334,18 +334,16 @@ func (p *pipeline) givenHIP() {
 
 // hipJobs are the compiles of the HIP source: the AMD device and host
 // assembly (hipcc -S) and the NVIDIA executable (nvcc).
-func (p *pipeline) hipJobs(hip []byte) (dev, host, nv job) {
+func (p *pipeline) hipJobs(hip []byte) (dev, host, nv buildjob.Job) {
 	cfg := p.l.cfg
 	reg := cfg.Toolchains
 	amdArgs := append(append([]string{}, cfg.HIPCCFlags...), reg.HIPArgs(cfg.AMDArch)...)
-	dev = job{name: "hip-amd-device", tool: toolchain.HIPCC,
-		args:    append(append([]string{}, amdArgs...), "--cuda-device-only", "-S", "-o", "program.rdna3.s", hipFile),
-		inputs:  map[string][]byte{hipFile: hip},
-		outputs: []string{"program.rdna3.s"}}
-	host = job{name: "hip-amd-host", tool: toolchain.HIPCC,
-		args:    append(append([]string{}, amdArgs...), "--cuda-host-only", "-S", "-o", "program.host.s", hipFile),
-		inputs:  map[string][]byte{hipFile: hip},
-		outputs: []string{"program.host.s"}}
+	dev = buildjob.Command("hip-amd-device", toolchain.HIPCC,
+		append(append([]string{}, amdArgs...), "--cuda-device-only", "-S", "-o", "program.rdna3.s", hipFile),
+		map[string][]byte{hipFile: hip}, "program.rdna3.s")
+	host = buildjob.Command("hip-amd-host", toolchain.HIPCC,
+		append(append([]string{}, amdArgs...), "--cuda-host-only", "-S", "-o", "program.host.s", hipFile),
+		map[string][]byte{hipFile: hip}, "program.host.s")
 	nvArgs := append([]string{"-x", "cu", "-D__HIP_PLATFORM_NVIDIA__"}, cfg.NVCCFlags...)
 	if legacyVote.Match(hip) {
 		// HIP 5.2's NVIDIA headers map __ballot/__any/__all to CUDA's
@@ -358,8 +356,7 @@ func (p *pipeline) hipJobs(hip []byte) (dev, host, nv job) {
 		nvArgs = append(nvArgs, gencodes(cfg.SMs)...)
 	}
 	nvArgs = append(nvArgs, "-o", hipExe, hipFile)
-	nv = job{name: "hip-nvidia", tool: toolchain.NVCC, args: nvArgs,
-		inputs: map[string][]byte{hipFile: hip}, outputs: []string{hipExe}}
+	nv = buildjob.Command("hip-nvidia", toolchain.NVCC, nvArgs, map[string][]byte{hipFile: hip}, hipExe)
 	return dev, host, nv
 }
 
@@ -367,14 +364,14 @@ func (p *pipeline) hipJobs(hip []byte) (dev, host, nv job) {
 // in parallel, recording hip-compile-nvidia and any hip-compile-amd
 // failure. It returns the AMD compiles' results (device, host), nil where
 // a compile was canceled by an earlier failure.
-func (p *pipeline) compileHIP(ctx context.Context, dev, host, nv job) ([2]*jobResult, error) {
-	var amdRes [2]*jobResult
+func (p *pipeline) compileHIP(ctx context.Context, dev, host, nv buildjob.Job) ([2]*buildjob.Result, error) {
+	var amdRes [2]*buildjob.Result
 	g, gctx := errgroup.WithContext(ctx)
-	for i, j := range []job{dev, host} {
+	for i, j := range []buildjob.Job{dev, host} {
 		g.Go(func() error {
 			jctx, cancel := p.jobContext(gctx, StageHIPCompileAMD)
 			defer cancel()
-			res, err := p.l.compile(jctx, j)
+			res, err := p.l.builds.Run(jctx, j)
 			if err != nil {
 				if canceledByUs(gctx, jctx) {
 					return nil
@@ -382,9 +379,9 @@ func (p *pipeline) compileHIP(ctx context.Context, dev, host, nv job) ([2]*jobRe
 				return err
 			}
 			amdRes[i] = res
-			p.measure("hip_compile_amd_ms", ms(res.e.Wall))
+			p.measure("hip_compile_amd_ms", ms(res.Entry.Wall))
 			p.countCompile(res)
-			if !res.ok() { // fail fast: cancels hip-compile-nvidia
+			if !res.OK() { // fail fast: cancels hip-compile-nvidia
 				p.record(StageHIPCompileAMD, p.hipFailure(res))
 			}
 			return nil
@@ -397,42 +394,42 @@ func (p *pipeline) compileHIP(ctx context.Context, dev, host, nv job) ([2]*jobRe
 
 // compileHIPNvidia runs the NVIDIA compile of the HIP source and records
 // hip-compile-nvidia, keeping the executable.
-func (p *pipeline) compileHIPNvidia(ctx context.Context, nv job) error {
+func (p *pipeline) compileHIPNvidia(ctx context.Context, nv buildjob.Job) error {
 	cfg := p.l.cfg
 	jctx, cancel := p.jobContext(ctx, StageHIPCompileNvidia)
 	defer cancel()
-	res, err := p.l.compile(jctx, nv)
+	res, err := p.l.builds.Run(jctx, nv)
 	if err != nil {
 		if canceledByUs(ctx, jctx) {
 			return nil
 		}
 		return err
 	}
-	p.measure("hip_compile_nvidia_ms", ms(res.e.Wall))
+	p.measure("hip_compile_nvidia_ms", ms(res.Entry.Wall))
 	p.countCompile(res)
-	if !res.ok() {
+	if !res.OK() {
 		p.record(StageHIPCompileNvidia, p.hipFailure(res))
 		return nil
 	}
-	p.hipBin = res.e.Files[hipExe]
+	p.hipBin = res.Entry.Files[hipExe]
 	if cfg.KeepBinaries {
 		p.artifact(ArtifactHIPBinary, p.hipBin)
 	}
-	p.record(StageHIPCompileNvidia, stageResult{ok: true, dur: res.wall,
-		detail: fmt.Sprintf("nvcc -D__HIP_PLATFORM_NVIDIA__ %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.hipBin)>>10, res.cachedNote())})
+	p.record(StageHIPCompileNvidia, stageResult{ok: true, dur: res.Wall,
+		detail: fmt.Sprintf("nvcc -D__HIP_PLATFORM_NVIDIA__ %s: executable %d KiB%s", strings.Join(cfg.SMs, "+"), len(p.hipBin)>>10, res.CachedNote())})
 	return nil
 }
 
 // recordHIPCompileAMD records hip-compile-amd from the device and host
 // compiles' assembly once both succeeded, and keeps the RDNA3 text for
 // checkRDNA3.
-func (p *pipeline) recordHIPCompileAMD(devRes, hostRes *jobResult) {
+func (p *pipeline) recordHIPCompileAMD(devRes, hostRes *buildjob.Result) {
 	cfg := p.l.cfg
-	if devRes == nil || hostRes == nil || !devRes.ok() || !hostRes.ok() {
+	if devRes == nil || hostRes == nil || !devRes.OK() || !hostRes.OK() {
 		return // failure recorded, or canceled by an earlier failure
 	}
-	rdna, okD := devRes.e.Files["program.rdna3.s"]
-	hostAsm, okH := hostRes.e.Files["program.host.s"]
+	rdna, okD := devRes.Entry.Files["program.rdna3.s"]
+	hostAsm, okH := hostRes.Entry.Files["program.host.s"]
 	if !okD || !okH {
 		p.record(StageHIPCompileAMD, stageResult{class: ClassHIPCompileError, detail: "hipcc -S wrote no assembly"})
 		return
@@ -441,18 +438,18 @@ func (p *pipeline) recordHIPCompileAMD(devRes, hostRes *jobResult) {
 	p.artifact(ArtifactRDNA3, p.asm(DialectAMDGPU, string(rdna)))
 	p.artifact(ArtifactHostAsmHIP, p.asm(DialectX86, string(hostAsm)))
 	note := ""
-	if devRes.hit && hostRes.hit {
+	if devRes.Hit && hostRes.Hit {
 		note = " (cached)"
 	}
-	p.record(StageHIPCompileAMD, stageResult{ok: true, dur: max(devRes.wall, hostRes.wall),
+	p.record(StageHIPCompileAMD, stageResult{ok: true, dur: max(devRes.Wall, hostRes.Wall),
 		detail: fmt.Sprintf("hipcc %s: device %d lines, host %d lines%s", cfg.AMDArch, strings.Count(string(rdna), "\n"),
 			strings.Count(string(hostAsm), "\n"), note)})
 }
 
 // hipFailure describes a failed HIP compile.
-func (p *pipeline) hipFailure(res *jobResult) stageResult {
-	return stageResult{class: res.class(ClassHIPCompileError), dur: res.wall,
-		detail: failureText(res, compilerDiagnostic(string(res.e.Stderr), p.l.cfg.DiagnosticLines))}
+func (p *pipeline) hipFailure(res *buildjob.Result) stageResult {
+	return stageResult{class: res.Class(ClassHIPCompileError), dur: res.Wall,
+		detail: res.FailureText(compilerDiagnostics.Of(string(res.Entry.Stderr), p.l.cfg.DiagnosticLines))}
 }
 
 // checkRDNA3 checks the RDNA3 text's target and kernels, and assembles
@@ -486,17 +483,17 @@ func (p *pipeline) checkRDNA3(ctx context.Context) error {
 	}
 	inline := InlineAsmAMDGPU(p.rdna3Raw)
 	if len(problems) == 0 && inline != "" {
-		j := job{name: "rdna3-inline-asm", tool: toolchain.LLVMMC,
-			args:   []string{"-triple=amdgcn-amd-amdhsa", "-mcpu=" + arch, "-filetype=obj", "-o", "inline.o", "inline.s"},
-			inputs: map[string][]byte{"inline.s": []byte(inline)}}
-		res, err := p.l.compile(ctx, j)
+		j := buildjob.Command("rdna3-inline-asm", toolchain.LLVMMC,
+			[]string{"-triple=amdgcn-amd-amdhsa", "-mcpu=" + arch, "-filetype=obj", "-o", "inline.o", "inline.s"},
+			map[string][]byte{"inline.s": []byte(inline)})
+		res, err := p.l.builds.Run(ctx, j)
 		if err != nil {
 			return err
 		}
 		p.countCompile(res)
-		if !res.ok() {
+		if !res.OK() {
 			problems = append(problems, "the program's inline assembly is not valid "+arch+" assembly:\n"+
-				failureText(res, compilerDiagnostic(string(res.e.Stderr), p.l.cfg.DiagnosticLines)))
+				res.FailureText(compilerDiagnostics.Of(string(res.Entry.Stderr), p.l.cfg.DiagnosticLines)))
 		}
 	}
 	if len(problems) > 0 {
@@ -521,7 +518,7 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 		// Keep what a GPU host needs to finish the stage without compilers.
 		p.artifact(ArtifactCUDABinary, p.cudaBin)
 		p.artifact(ArtifactHIPBinary, p.hipBin)
-		if probe, err := p.l.gpuProbeBinary(ctx); err == nil {
+		if probe, err := p.l.probe.Binary(ctx); err == nil {
 			p.artifact(ArtifactGPUProbe, probe)
 		} else {
 			p.l.log.Warn("gpu probe not kept with the pending record", "err", err)
@@ -535,7 +532,7 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	defer p.l.gpu.Release()
-	if err := p.l.checkGPU(ctx, p.probeBin); err != nil {
+	if err := p.l.probe.Check(ctx, p.probeBin); err != nil {
 		return err
 	}
 	box, err := cfg.Sandbox.Open(ctx)
@@ -575,7 +572,7 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 	for i, which := range []string{"the CUDA program", "the HIP program (on NVIDIA)"} {
 		if class, bad := runClass(res[i]); bad {
 			diag := which + " " + res[i].Describe()
-			if s := firstLines(string(res[i].Stderr), 5); s != "" {
+			if s := buildjob.FirstLines(string(res[i].Stderr), 5); s != "" {
 				diag += "\nstderr: " + s
 			}
 			p.record(StageRun, stageResult{class: class, detail: diag, dur: dur})
@@ -656,9 +653,9 @@ func (p *pipeline) asm(d Dialect, text string) []byte {
 	return []byte(NormalizeAsm(d, text))
 }
 
-func (p *pipeline) countCompile(r *jobResult) {
+func (p *pipeline) countCompile(r *buildjob.Result) {
 	p.measure("compiles", 1)
-	if r.hit {
+	if r.Hit {
 		p.measure("compiles_cached", 1)
 	}
 }

@@ -64,6 +64,11 @@ type Kit struct {
 	// workers offering it (kiln worker --capabilities). "": the lane
 	// leaves nothing pending.
 	Capability string
+	// ItemCapability, when set, names the capability a pending task of
+	// this lane needs where it is not Capability ("" for Capability):
+	// ptx2cuda's torch program tasks are judged by torch2cuda's judge
+	// (CapabilityTorch), its other tasks need only a GPU.
+	ItemCapability func(item tools.Item) string
 
 	// Open builds the lane's verifier. lim are the sandbox limits of the
 	// campaign's spec, for the programs the lane runs.
@@ -81,7 +86,10 @@ type Kit struct {
 	// Validator checks a synthesised task with the opened lane; nil
 	// accepts every candidate that parses and is no duplicate. Errors of
 	// the validator itself (not of the task) wrap
-	// refinement.ErrValidatorBroken.
+	// refinement.ErrValidatorBroken. A validator that is also a
+	// refinement.Preparer completes the candidate with what only the
+	// lane's tools make (ptx2cuda: the kernel's PTX), and
+	// TaskSet.FromCandidate gets the prepared candidate.
 	Validator func(l tools.Lane) (refinement.Validator, error)
 	// Domain gives the domain label of a task's answer when the verifier
 	// recorded none (tools.ArtifactDomain); nil leaves it empty.
@@ -208,7 +216,9 @@ type TaskSet struct {
 	// Draw returns round's drawn tasks, sampled with category weights. It
 	// must not call a model (kiln refine --plan uses it).
 	Draw func(round int, weights map[string]float64) ([]runs.Task, error)
-	// FromCandidate turns an accepted synthesised task into round's tasks.
+	// FromCandidate turns an accepted synthesised task into round's tasks
+	// (as the kit's Validator prepared it when that is a
+	// refinement.Preparer).
 	FromCandidate func(round int, c refinement.Candidate) ([]runs.Task, error)
 }
 

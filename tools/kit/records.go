@@ -29,6 +29,9 @@ type Record struct {
 	Domain string
 	// Meta is the source task's metadata.
 	Meta map[string]string
+	// Files are the source task's files (a torch2cuda task's
+	// reference.py, ...).
+	Files map[string]string
 	// Answer is the verified answer as the lane extracted it (for
 	// cuda-synth, the CUDA program).
 	Answer string

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kiln-dev/kiln/sandboxes"
@@ -57,14 +58,20 @@ func unrollCommand() kit.Command {
 // prepareCommand is `kiln ptx prepare --dir DIR`: the PTX of every item
 // variant of a corpus folder, written beside its kernel.cu; or `kiln ptx
 // prepare --from-campaign NAME -o DIR`: a corpus folder of program items
-// made from a campaign's verified cuda-synth records (records.go).
+// made from a campaign's verified cuda-synth records (records.go), or of
+// torch items from a torch2cuda campaign's (torchitem.go,
+// torchverify.go).
 func prepareCommand() kit.Command {
 	return kit.Command{Verb: "ptx prepare", Summary: "compile a ptx2cuda corpus folder's kernels to <variant>.ptx (--dir DIR [--check]), " +
-		"or make one of program tasks from a campaign's verified cuda-synth records (--from-campaign NAME -o DIR [--variants base,cicc_o1] [--check])",
+		"or make one of program tasks from a campaign's verified cuda-synth records, or of torch program tasks from a torch2cuda campaign's " +
+		"(--from-campaign NAME -o DIR [--variants base,cicc_o1] [--check]; torch records need python3 with a CUDA build of torch, nvcc and a GPU: " +
+		"their PTX is compiled with PyTorch's headers and every kernel is checked by the torch2cuda judge)",
 		Flags: func(fs *flag.FlagSet) func(context.Context, kit.Host, io.Writer, io.Writer) error {
 			dir := fs.String("dir", "", "the corpus folder: one folder per item with kernel.cu and meta.json")
-			check := fs.Bool("check", false, "also build every task's reference harness (program items: the original program and the one with the kernel emptied)")
-			from := fs.String("from-campaign", "", "make program items of this campaign's verified cuda-synth records (name or id, in --data)")
+			check := fs.Bool("check", false, "also build every task's reference harness (program items: the original program and the one with the kernel emptied; "+
+				"torch items are always checked: the module with the kernel's own definition must pass the judge, the one with the kernel emptied must not)")
+			from := fs.String("from-campaign", "", "make program items of this campaign's verified cuda-synth records, or torch items of its "+
+				"verified torch2cuda records (name or id, in --data)")
 			out := fs.String("o", "", "with --from-campaign: the corpus folder to write (made if missing; items of the same record and kernel are rewritten)")
 			variants := fs.String("variants", "base", "with --from-campaign: the variants of each kernel, comma-separated: base, cicc_o0, cicc_o1, fastmath")
 			return func(ctx context.Context, h kit.Host, stdout, stderr io.Writer) error {
@@ -140,24 +147,38 @@ func readFlagFile(flagName, path string) ([]byte, error) {
 // *SkipError (SkipPTX).
 func (l *Lane) PreparePTX(ctx context.Context, it Item) (map[string]string, error) {
 	out := map[string]string{}
+	if it.Meta.Harness == HarnessTriton {
+		// The PTX is what Triton made; there is no source to compile.
+		if it.PTX[TritonVariant] == "" {
+			return nil, fmt.Errorf("ptx2cuda prepare %s: a Triton item keeps the PTX it was harvested with (%s.ptx), and it is missing", it.ID, TritonVariant)
+		}
+		out[TritonVariant] = it.PTX[TritonVariant]
+		return out, nil
+	}
 	src, err := it.ptxSource()
 	if err != nil {
 		return nil, fmt.Errorf("ptx2cuda prepare %s: %w", it.ID, err)
 	}
 	for _, v := range it.Meta.Variants {
-		res, err := l.compile(ctx, l.ptxJob(src, v.Flags))
+		j := l.ptxJob(src, v.Flags)
+		if it.isTorch() {
+			if j, err = l.torchPTXJob(ctx, src, append(slices.Clone(it.Meta.Torch.flags()), v.Flags...)); err != nil {
+				return nil, fmt.Errorf("ptx2cuda prepare %s: %w", TaskID(it.ID, v.Name), err)
+			}
+		}
+		res, err := l.builds.Run(ctx, j)
 		if err != nil {
 			return nil, fmt.Errorf("ptx2cuda prepare %s: %w", TaskID(it.ID, v.Name), err)
 		}
-		ptx, ok := res.e.Files[FilePTX]
-		if !res.ok() || !ok {
+		ptx, ok := res.Entry.Files[FilePTX]
+		if !res.OK() || !ok {
 			return nil, fmt.Errorf("ptx2cuda prepare %s: %w: %s", TaskID(it.ID, v.Name), tools.ErrBadItem,
-				failureText(res, compilerDiagnostic(string(res.e.Stderr), l.cfg.DiagnosticLines)))
+				res.FailureText(compilerDiagnostics.Of(string(res.Entry.Stderr), l.cfg.DiagnosticLines)))
 		}
 		if !strings.Contains(string(ptx), ".entry") {
 			return nil, fmt.Errorf("ptx2cuda prepare %s: %w: the PTX has no .entry", TaskID(it.ID, v.Name), tools.ErrBadItem)
 		}
-		if it.isProgram() {
+		if it.isProgram() || it.isTorch() {
 			if err := it.checkProgramPTX(string(ptx)); err != nil {
 				return nil, fmt.Errorf("ptx2cuda prepare %s: %w", TaskID(it.ID, v.Name), err)
 			}
@@ -190,13 +211,17 @@ func (l *Lane) CheckReference(ctx context.Context, it Item) error {
 		if err != nil {
 			return fmt.Errorf("ptx2cuda check %s: %w: %w", it.ID, tools.ErrBadItem, err)
 		}
-		res, err := l.compile(ctx, l.buildJob(h, it.Kernel))
+		ref := it.Kernel
+		if h.Reference == ReferencePTX {
+			ref = it.PTX[v.Name]
+		}
+		res, err := l.builds.Run(ctx, l.referenceJob(h, ref))
 		if err != nil {
 			return fmt.Errorf("ptx2cuda check %s: %w", TaskID(it.ID, v.Name), err)
 		}
-		if !res.ok() {
+		if !res.OK() {
 			return fmt.Errorf("ptx2cuda check %s: %w: the reference does not build: %s", TaskID(it.ID, v.Name), tools.ErrBadItem,
-				failureText(res, compilerDiagnostic(string(res.e.Stderr), l.cfg.DiagnosticLines)))
+				res.FailureText(compilerDiagnostics.Of(string(res.Entry.Stderr), l.cfg.DiagnosticLines)))
 		}
 	}
 	return nil
@@ -214,6 +239,19 @@ func ItemFromDir(dir, variant string) (tools.Item, error) {
 	}
 	if variant == "" {
 		variant = it.Meta.Variants[0].Name
+	}
+	if it.isTorch() {
+		ts, err := it.TorchSpec(variant)
+		if err != nil {
+			return tools.Item{}, &CorpusError{Path: filepath.Join(dir, MetaFile), Err: err}
+		}
+		spec, err := json.MarshalIndent(ts, "", "  ")
+		if err != nil {
+			return tools.Item{}, err
+		}
+		return tools.Item{Lane: LaneName, Files: map[string]string{FileKernel: it.Kernel, FileTorchAnswer: it.TorchAnswer,
+			FileTorchReference: it.TorchReference, FileTorchSpec: string(spec) + "\n"},
+			Meta: map[string]string{"item": it.ID, "variant": variant, "kernel": ts.Kernel, "harness": HarnessTorch}}, nil
 	}
 	if it.isProgram() {
 		ps, err := it.ProgramSpec(variant)
@@ -235,7 +273,11 @@ func ItemFromDir(dir, variant string) (tools.Item, error) {
 	if err != nil {
 		return tools.Item{}, err
 	}
-	return tools.Item{Lane: LaneName, Files: map[string]string{FileKernel: it.Kernel, FileHarness: string(spec) + "\n"},
+	files := map[string]string{FileKernel: it.Kernel, FileHarness: string(spec) + "\n"}
+	if h.Reference == ReferencePTX {
+		files = map[string]string{FilePTX: it.PTX[variant], FileHarness: string(spec) + "\n"}
+	}
+	return tools.Item{Lane: LaneName, Files: files,
 		Meta: map[string]string{"item": it.ID, "variant": variant, "kernel": h.Kernel}}, nil
 }
 

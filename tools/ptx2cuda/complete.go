@@ -27,6 +27,9 @@ var ErrNoGPU = errors.New("ptx2cuda: no NVIDIA GPU on this host")
 // artifacts are kept; the executables and the probe are dropped once
 // run. A verdict with nothing pending is returned unchanged.
 func (l *Lane) Complete(ctx context.Context, item tools.Item, prev tools.Verdict) (tools.Verdict, error) {
+	if isTorchTask(item) {
+		return l.completeTorch(ctx, item, prev)
+	}
 	pending := tools.PendingStages(prev)
 	if len(pending) == 0 {
 		return prev, nil

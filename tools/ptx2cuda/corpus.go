@@ -79,6 +79,15 @@ type Meta struct {
 	// Source is the verified record a program item was prepared from
 	// (kiln ptx prepare --from-campaign).
 	Source *ItemSource `json:"source,omitempty"`
+	// Torch is a torch item's (Harness HarnessTorch): the flags its PTX
+	// is made with and the reference speedup.
+	Torch *TorchMeta `json:"torch,omitempty"`
+	// PTXExtraParams is the number of parameters a Triton item's PTX entry
+	// has after the kernel's own (Triton's scratch pointers): the
+	// reference launch passes null for them.
+	PTXExtraParams int `json:"ptx_extra_params,omitempty"`
+	// Triton is a Triton item's provenance (kiln ptx harvest-triton).
+	Triton *TritonSource `json:"triton,omitempty"`
 }
 
 // ItemSource is the provenance of an item prepared from a verified record:
@@ -150,8 +159,12 @@ type Item struct {
 	// Kernel is the reference kernel's source: kernel.cu, or for a
 	// program item the kernel's definition as it stands in Program.
 	Kernel string
-	// Program is a program item's program.cu ("" otherwise).
+	// Program is a program item's program.cu, or a torch item's CUDA
+	// source (the string literal of answer.py); "" otherwise.
 	Program string
+	// TorchAnswer and TorchReference are a torch item's answer.py (the
+	// record's module: the harness) and reference.py (the problem).
+	TorchAnswer, TorchReference string
 	// PTX holds each variant's PTX by variant name (absent when the item
 	// was loaded without it).
 	PTX map[string]string
@@ -222,12 +235,15 @@ func loadItem(fsys fs.FS, dir, id, set string, withPTX bool) (Item, error) {
 		return Item{}, &CorpusError{Path: metaPath, Err: err}
 	}
 	var src []byte
-	var prog string
+	var prog, torchAnswer, torchRef string
 	switch m.Harness {
 	case "":
 		if src, err = fs.ReadFile(fsys, path.Join(dir, KernelFile)); err != nil {
 			return Item{}, &CorpusError{Path: path.Join(dir, KernelFile), Err: err}
 		}
+	case HarnessTriton:
+		// The reference is the PTX (triton.ptx), read below.
+		withPTX = true
 	case HarnessProgram:
 		progPath := path.Join(dir, FileProgram)
 		b, err := fs.ReadFile(fsys, progPath)
@@ -240,10 +256,29 @@ func loadItem(fsys fs.FS, dir, id, set string, withPTX bool) (Item, error) {
 			return Item{}, &CorpusError{Path: progPath, Err: err}
 		}
 		src = []byte(def)
+	case HarnessTorch:
+		files := map[string]string{}
+		for _, name := range []string{FileTorchAnswer, FileTorchReference} {
+			b, err := fs.ReadFile(fsys, path.Join(dir, name))
+			if err != nil {
+				return Item{}, &CorpusError{Path: path.Join(dir, name), Err: err}
+			}
+			files[name] = string(b)
+		}
+		ts, err := parseTorchAnswer(files[FileTorchAnswer])
+		if err != nil {
+			return Item{}, &CorpusError{Path: path.Join(dir, FileTorchAnswer), Err: err}
+		}
+		def, err := programKernelSource(ts.cuda, m.Kernel)
+		if err != nil {
+			return Item{}, &CorpusError{Path: path.Join(dir, FileTorchAnswer), Err: err}
+		}
+		src, prog = []byte(def), ts.cuda
+		torchAnswer, torchRef = files[FileTorchAnswer], files[FileTorchReference]
 	default:
-		return Item{}, &CorpusError{Path: metaPath, Err: fmt.Errorf("harness: %q: want \"\" (the generated harness) or %q", m.Harness, HarnessProgram)}
+		return Item{}, &CorpusError{Path: metaPath, Err: fmt.Errorf("harness: %q: want \"\" (the generated harness), %q or %q", m.Harness, HarnessProgram, HarnessTorch)}
 	}
-	it := Item{ID: id, Set: set, Meta: m, Kernel: string(src), Program: prog}
+	it := Item{ID: id, Set: set, Meta: m, Kernel: string(src), Program: prog, TorchAnswer: torchAnswer, TorchReference: torchRef}
 	if err := it.check(); err != nil {
 		return Item{}, &CorpusError{Path: metaPath, Err: err}
 	}
@@ -260,6 +295,11 @@ func loadItem(fsys fs.FS, dir, id, set string, withPTX bool) (Item, error) {
 			}
 			it.PTX[v.Name] = string(b)
 		}
+		if m.Harness == HarnessTriton {
+			if err := it.checkTriton(); err != nil {
+				return Item{}, &CorpusError{Path: path.Join(dir, TritonVariant+".ptx"), Err: err}
+			}
+		}
 	}
 	return it, nil
 }
@@ -275,10 +315,14 @@ func (it Item) check() error {
 		return fmt.Errorf("kernel: %q is not a C identifier", m.Kernel)
 	case m.Harness == HarnessProgram:
 		return it.checkProgram()
+	case m.Harness == HarnessTorch:
+		return it.checkTorch()
 	case len(m.Params) == 0:
 		return errors.New("params: the kernel takes no parameter: nothing to check")
 	case len(m.Variants) == 0:
 		return errors.New("variants: at least one is required")
+	case m.Harness == HarnessTriton:
+		return it.checkTriton()
 	}
 	if !regexp.MustCompile(`__global__[^;{]*\b` + regexp.QuoteMeta(m.Kernel) + `\s*\(`).MatchString(it.Kernel) {
 		return fmt.Errorf("kernel: %s defines no __global__ function %s", KernelFile, m.Kernel)
@@ -362,6 +406,9 @@ func (it Item) Harness(variant string) (HarnessSpec, error) {
 	e := it.env(v)
 	m := it.Meta
 	h := HarnessSpec{Kernel: m.Kernel, Flags: append([]string{}, v.Flags...), Seed: seedOf(it.ID)}
+	if m.Harness == HarnessTriton {
+		h.Reference, h.ExtraParams = ReferencePTX, m.PTXExtraParams
+	}
 	where := "variants[" + v.Name + "]: "
 	var total int64
 	names := map[string]bool{}

@@ -37,6 +37,12 @@ type HarnessSpec struct {
 	// Seed seeds the input generator (the same for every variant of an
 	// item).
 	Seed uint64 `json:"seed"`
+	// Reference is "" when the reference is the task's kernel.cu, or
+	// ReferencePTX when it is the task's PTX (a Triton kernel's), loaded
+	// through the driver API; ExtraParams is then the number of null
+	// pointers its launch passes after the parameters.
+	Reference   string `json:"reference,omitempty"`
+	ExtraParams int    `json:"extra_params,omitempty"`
 }
 
 // HarnessParam is one resolved parameter.
@@ -124,6 +130,9 @@ func ParseHarness(b []byte) (HarnessSpec, error) {
 	if err := FlagsOK(h.Flags); err != nil {
 		return h, fmt.Errorf("%s: flags: %w", FileHarness, err)
 	}
+	if (h.Reference != "" && h.Reference != ReferencePTX) || h.ExtraParams < 0 || h.ExtraParams > maxExtraParams {
+		return h, fmt.Errorf("%s: reference %q with %d extra parameters", FileHarness, h.Reference, h.ExtraParams)
+	}
 	return h, nil
 }
 
@@ -200,7 +209,12 @@ const timingBatches = 5
 // "kiln_kernel_ms MEAN reps N batches 5": the fastest batch's mean time
 // per launch. The buffers stay in L2 between launches (no flush), for the
 // reference and the answer alike.
-func GenerateHarness(h HarnessSpec, reps int) string {
+func GenerateHarness(h HarnessSpec, reps int) string { return generateHarness(h, reps, false) }
+
+// generateHarness is GenerateHarness; with launcher, kernel.cu is a PTX
+// reference's launcher (PTXLauncher), which the harness calls as
+// kiln_launch(grid, block, shared, arguments...) in place of <<<>>>.
+func generateHarness(h HarnessSpec, reps int, launcher bool) string {
 	if reps < 1 {
 		reps = DefaultReps
 	}
@@ -236,8 +250,10 @@ static void *kiln_alloc(size_t n)
 int main(int argc, char **argv)
 {
     const char *kiln_out = argc > 1 ? argv[1] : "%s";
-    %s = %s;
-`, outputFile, h.pointerType("kiln_kernel"), h.Kernel)
+`, outputFile)
+	if !launcher {
+		w("    %s = %s;\n", h.pointerType("kiln_kernel"), h.Kernel)
+	}
 	var args []string
 	for i, p := range h.Params {
 		if !p.Pointer {
@@ -258,9 +274,13 @@ int main(int argc, char **argv)
 	}
 	w("    const dim3 kiln_grid(%d, %d, %d), kiln_block(%d, %d, %d);\n", h.Grid[0], h.Grid[1], h.Grid[2], h.Block[0], h.Block[1], h.Block[2])
 	w("    const size_t kiln_shared = %d;\n", h.Shared)
-	w("    if (kiln_shared > 48 * 1024)\n")
-	w("        kiln_check(cudaFuncSetAttribute((const void *)kiln_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kiln_shared), \"dynamic shared memory attribute\");\n")
 	launch := "kiln_kernel<<<kiln_grid, kiln_block, kiln_shared>>>(" + strings.Join(args, ", ") + ");"
+	if launcher {
+		launch = "kiln_launch(kiln_grid, kiln_block, kiln_shared" + prefixComma(strings.Join(args, ", ")) + ");"
+	} else {
+		w("    if (kiln_shared > 48 * 1024)\n")
+		w("        kiln_check(cudaFuncSetAttribute((const void *)kiln_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kiln_shared), \"dynamic shared memory attribute\");\n")
+	}
 	w("    %s\n", launch)
 	w("    kiln_check(cudaGetLastError(), \"kernel launch\");\n")
 	w("    kiln_check(cudaDeviceSynchronize(), \"kernel run\");\n")

@@ -10,12 +10,14 @@ import (
 	"strings"
 
 	"github.com/kiln-dev/kiln/prompts"
+	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/kit"
 	"github.com/kiln-dev/kiln/tools/ptx2cuda/rollptx"
+	"github.com/kiln-dev/kiln/tools/torch2cuda"
 )
 
 // Kit is the ptx2cuda lane kit (PtxDec): the Rolled-PTX of a kernel kiln
@@ -28,8 +30,14 @@ func Kit() kit.Kit {
 		Summary:    "PTX -> CUDA decompilation (Rolled-PTX prompt), judged against the original kernel's outputs on a GPU",
 		Toolchains: []string{toolchain.NVCC},
 		Capability: kit.CapabilityGPU,
-		Open:       open,
-		Source:     source,
+		ItemCapability: func(item tools.Item) string {
+			if isTorchTask(item) {
+				return kit.CapabilityTorch // the judge needs torch with CUDA
+			}
+			return ""
+		},
+		Open:   open,
+		Source: source,
 		System: func(_ kit.Tasks, toolNames []string) (string, error) {
 			lib, err := promptLibrary()
 			if err != nil {
@@ -44,14 +52,15 @@ func Kit() kit.Kit {
 			}
 			return lib.Render(LaneName, prompts.PromptRepair, prompts.RepairData{Diagnostic: v.Diagnostic, Class: string(v.Class)})
 		},
-		Rules:   RefinementRules,
-		Example: example,
+		Rules:     RefinementRules,
+		Validator: validator,
+		Example:   example,
 		Verify: &kit.VerifyCommand{
 			Usage:       "--item DIR [--variant NAME] --answer A.cu [--json]",
 			Flags:       verifyFlags,
 			ExitPending: true,
 		},
-		Commands: []kit.Command{rollCommand(), unrollCommand(), prepareCommand()},
+		Commands: []kit.Command{rollCommand(), unrollCommand(), prepareCommand(), harvestTritonCommand()},
 	}
 }
 
@@ -66,7 +75,20 @@ func open(ctx context.Context, h kit.Host, _ sandboxes.Limits) (tools.Lane, erro
 	if err != nil {
 		return nil, err
 	}
-	return New(Config{Sandbox: r, Toolchains: reg, CacheDir: filepath.Join(h.DataDir, "compile-cache"), Logger: h.Log})
+	// Torch tasks are judged by a torch2cuda lane of the same host,
+	// opened when the first is judged.
+	judge := func(ctx context.Context) (TorchJudge, error) {
+		tl, err := torch2cuda.Kit().Open(ctx, h, sandboxes.Limits{})
+		if err != nil {
+			return nil, err
+		}
+		j, ok := tl.(TorchJudge)
+		if !ok {
+			return nil, fmt.Errorf("lane %s completes no verdict", torch2cuda.LaneName)
+		}
+		return j, nil
+	}
+	return New(Config{Sandbox: r, Toolchains: reg, CacheDir: filepath.Join(h.DataDir, "compile-cache"), Logger: h.Log, Torch: judge})
 }
 
 func promptLibrary() (*prompts.Library, error) {
@@ -116,16 +138,26 @@ func (c corpusTask) task(lib *prompts.Library, round int, key string, meta map[s
 	if c.item.isProgram() {
 		return c.programTask(lib, round, key, meta)
 	}
+	if c.item.isTorch() {
+		return c.torchTask(lib, round, key, meta)
+	}
 	h, err := c.item.Harness(c.variant)
 	if err != nil {
 		return runs.Task{}, err
 	}
+	return harnessTask(lib, round, key, c.item, c.variant, h, c.item.PTX[c.variant], meta)
+}
+
+// harnessTask renders the task of item's variant (a corpus item's or a
+// synthesised kernel's) with its resolved harness h and raw PTX: the
+// prompt shows the Rolled-PTX, the files are kernel.cu, kernel.ptx and
+// harness.json.
+func harnessTask(lib *prompts.Library, round int, key string, it Item, variant string, h HarnessSpec, ptx string, meta map[string]string) (runs.Task, error) {
 	spec, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
 		return runs.Task{}, err
 	}
-	ptx := c.item.PTX[c.variant]
-	d := userData{ID: c.id(), Kernel: h.Kernel, Signature: h.Signature(), PTX: rollptx.Roll(ptx), Flags: h.Flags,
+	d := userData{ID: TaskID(it.ID, variant), Kernel: h.Kernel, Signature: h.Signature(), PTX: rollptx.Roll(ptx), Flags: h.Flags,
 		Grid: h.Grid, Block: h.Block, Shared: h.Shared}
 	for _, p := range h.Params {
 		d.Params = append(d.Params, describeParam(p))
@@ -134,12 +166,16 @@ func (c corpusTask) task(lib *prompts.Library, round int, key string, meta map[s
 	if err != nil {
 		return runs.Task{}, err
 	}
-	m := map[string]string{"item": c.item.ID, "variant": c.variant, "kernel": h.Kernel, "corpus": c.item.Set}
+	m := map[string]string{"item": it.ID, "variant": variant, "kernel": h.Kernel, "corpus": it.Set}
 	for k, v := range meta {
 		m[k] = v
 	}
-	return runs.Task{Round: round, Key: key, Lane: LaneName, Categories: []string{c.item.Meta.Category}, Prompt: prompt, Meta: m,
-		Files: map[string]string{FileKernel: c.item.Kernel, FilePTX: ptx, FileHarness: string(spec) + "\n"}}, nil
+	files := map[string]string{FilePTX: ptx, FileHarness: string(spec) + "\n"}
+	if it.Kernel != "" { // a Triton item's reference is its PTX
+		files[FileKernel] = it.Kernel
+	}
+	return runs.Task{Round: round, Key: key, Lane: LaneName, Categories: []string{it.Meta.Category}, Prompt: prompt, Meta: m,
+		Files: files}, nil
 }
 
 // describeParam is a parameter's line in the prompt.
@@ -156,7 +192,9 @@ func describeParam(p HarnessParam) string {
 // (tasks.limit of them, drawn with tasks.seed, when set), samples_per_task
 // times. A task's prompt ends with "(task <item>/<variant>)", so a script
 // model can answer each. Refinement rounds resample the corpus's variants
-// with the categories re-weighted, as many tasks as round 0 had.
+// with the categories re-weighted, as many tasks as round 0 had, and add
+// the synthesised kernels the validator compiled (candidateTasks),
+// samples_per_task tasks each.
 func source(t kit.Tasks) (*kit.TaskSet, error) {
 	if t.Templates != nil {
 		return nil, fmt.Errorf("tasks.templates: lane %s takes a corpus (builtin, bench or a folder), not templates", LaneName)
@@ -225,6 +263,9 @@ func source(t kit.Tasks) (*kit.TaskSet, error) {
 			out = append(out, task)
 		}
 		return out, nil
+	}
+	ts.FromCandidate = func(round int, c refinement.Candidate) ([]runs.Task, error) {
+		return candidateTasks(lib, round, spt, c)
 	}
 	return ts, nil
 }

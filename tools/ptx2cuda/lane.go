@@ -106,6 +106,57 @@
 // PTX in the kernel, PTX that cannot be made alone, prompts over
 // [MaxProgramPrompt], programs that printed nothing).
 //
+// # Torch program tasks
+//
+// A torch task's kernel is one __global__ function of the CUDA source of
+// a verified torch2cuda record: the Python string literal its module
+// builds with load_inline (`kiln ptx prepare --from-campaign` over a
+// torch2cuda campaign, [TorchItems]). The module is the harness and the
+// problem's Model the reference. Its files are answer.py (the module),
+// reference.py (the problem), kernel.cu (the kernel's definition),
+// kernel.ptx (the kernel alone, compiled with PyTorch's include folders
+// and the record's extra_cuda_cflags) and torch.json ([TorchSpec]). The
+// prompt (prompts/user_torch.tmpl) shows the Rolled-PTX, the signature and
+// the CUDA source up to the kernel. Stages:
+//
+//	check     as a program task's (the CUDA source is the program)
+//	compile   where the CUDA source before the kernel builds without
+//	            PyTorch's headers (they are left out), nvcc builds the kernel
+//	            spliced into it, a signature check included; else pending
+//	            until the judge's build, which also decides when it fails
+//	            after a standalone compile passed
+//	run       hosts with a CUDA build of torch and a GPU: the module, its
+//	            CUDA source with the answer spliced in (the namespace trick),
+//	            runs under torch2cuda's judge (crash, timeout)
+//	compare   its outputs match the reference Model's over the judge's
+//	            seeded trials (wrong_output otherwise; the judge's
+//	            suspicions fail it too). A correct module slower than
+//	            PyTorch passes. nae_max is max |a-r| / max |r| from the
+//	            judge's figures; speedup, model_ms_answer and model_ms_torch
+//	            are the judge's; latency_ratio is the module's speedup with
+//	            the original kernel (measured at prepare) over its speedup
+//	            with the answer's: whole forwards, not the kernel alone.
+//
+// Elsewhere the judged stages are pending; the verdict keeps the rewritten
+// module (harness_source) and Complete judges it. Prepare checks every
+// kernel on the torch host: the module with the kernel's own definition
+// spliced back in must pass, the module with the kernel emptied must not
+// (not_observed). Skip reasons besides the program ones: no_cuda_source,
+// several_cuda_sources, no_reference, no_torch, judge, not_observed.
+//
+// # Resynthesis
+//
+// Refinement rounds resample the corpus's variants and add synthesised
+// kernels (resynth.go): the synthesiser writes a kernel.cu and its harness
+// in the corpus's meta.json format (one variant); the parser checks them
+// as the corpus loader checks an item (and the parameter types against the
+// kernel's); the validator, a refinement.Preparer, compiles the kernel in
+// the sandbox to PTX as a corpus variant's is made and builds it into its
+// harness (compile only), and adds kernel.ptx and harness.json to the
+// candidate; the task is rendered as a corpus variant's, with the
+// candidate's category and meta origin "resynthesis". A task's identity
+// (dedupe) is its PTX and harness without the input seed.
+//
 // # Metrics
 //
 // PtxDec's functional metrics are stage pass rates over attempts:
@@ -137,11 +188,12 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
+	"github.com/kiln-dev/kiln/tools/gpuprobe"
 )
 
 // LaneName is the lane's name in specs and records.
@@ -213,6 +265,10 @@ type Config struct {
 	// DiagnosticLines bounds a diagnostic. Default 12.
 	DiagnosticLines int
 	Logger          *slog.Logger
+	// Torch opens, on first use, the torch2cuda judge that torch tasks
+	// are judged with (prepare and verify); nil leaves their judged
+	// stages pending.
+	Torch func(ctx context.Context) (TorchJudge, error)
 }
 
 // DefaultBuildLimits bound nvcc.
@@ -277,14 +333,17 @@ func (c Config) Validate() error {
 
 // Lane is the ptx2cuda verifier. It is safe for concurrent use.
 type Lane struct {
-	cfg      Config
-	log      *slog.Logger
-	cache    *toolchain.Cache
-	compiles *semaphore.Weighted
-	gpu      *sandboxes.GPUSlots
+	cfg    Config
+	log    *slog.Logger
+	cache  *toolchain.Cache
+	builds *buildjob.Runner // every compile: sandbox, cache, Parallel bound
+	gpu    *sandboxes.GPUSlots
 
-	gpuMu sync.Mutex
-	gpuOK bool // the GPU probe passed in the sandbox
+	probe *gpuprobe.Probe // the GPU check before a run stage
+
+	torchMu  sync.Mutex
+	torchJ   TorchJudge // opened by torchJudge
+	torchInc []string   // nvcc's flags for a torch extension (torchBuildFlags)
 }
 
 var (
@@ -307,14 +366,16 @@ func New(cfg Config) (*Lane, error) {
 			return nil, fmt.Errorf("ptx2cuda: %w", err)
 		}
 	}
+	builds := newBuilds(cfg, cache)
 	return &Lane{cfg: cfg, log: cfg.Logger, cache: cache,
-		compiles: semaphore.NewWeighted(int64(cfg.Parallel)), gpu: sandboxes.NewGPUSlots(cfg.GPUSlots, LaneName, cfg.Sandbox.Metrics())}, nil
+		builds: builds, probe: newProbe(cfg, builds), gpu: sandboxes.NewGPUSlots(cfg.GPUSlots, LaneName, cfg.Sandbox.Metrics())}, nil
 }
 
 // Close stops reporting the lane's GPU run slots to the sandbox runner's
 // metrics (the campaign using the lane has ended). Idempotent.
 func (l *Lane) Close() error {
 	l.gpu.Close()
+	l.closeTorch()
 	return nil
 }
 
@@ -344,6 +405,30 @@ type verdictBuilder struct {
 	meas      map[string]float64
 	artifacts map[string][]byte
 	suspicion []string
+}
+
+// checkStages starts a verdict with the extract and check stages of
+// answer, a source defining __global__ kernel that check judges; failed
+// reports that a stage failed (the verdict is then b.verdict("verify_ms")).
+func checkStages(answer, kernel string, check func() (tools.FailureClass, string)) (b *verdictBuilder, failed bool) {
+	b = newVerdict()
+	if strings.TrimSpace(answer) == "" {
+		b.add(stageResult{name: StageExtract, class: tools.ClassNoAnswer,
+			detail: "no CUDA kernel found: answer with the kernel's source in one ```cuda fenced block"})
+		return b, true
+	}
+	b.add(stageResult{name: StageExtract, ok: true, detail: fmt.Sprintf("%d lines", strings.Count(answer, "\n")+1)})
+	b.artifacts[ArtifactAnswer] = []byte(answer)
+	start := time.Now()
+	if class, why := check(); class != tools.ClassNone {
+		if class == ClassEmbeddedPTX {
+			b.suspicion = append(b.suspicion, why)
+		}
+		b.add(stageResult{name: StageCheck, class: class, detail: why, dur: time.Since(start)})
+		return b, true
+	}
+	b.add(stageResult{name: StageCheck, ok: true, detail: "defines __global__ " + kernel + "; no embedded PTX", dur: time.Since(start)})
+	return b, false
 }
 
 func newVerdict() *verdictBuilder {
@@ -386,61 +471,51 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 	if isProgramTask(item) {
 		return l.verifyProgram(ctx, item, answer)
 	}
+	if isTorchTask(item) {
+		return l.verifyTorch(ctx, item, answer)
+	}
 	h, ref, err := taskOf(item)
 	if err != nil {
 		return tools.Verdict{}, err
 	}
-	b := newVerdict()
-	if strings.TrimSpace(answer) == "" {
-		b.add(stageResult{name: StageExtract, class: tools.ClassNoAnswer,
-			detail: "no CUDA kernel found: answer with the kernel's source in one ```cuda fenced block"})
+	b, failed := checkStages(answer, h.Kernel, func() (tools.FailureClass, string) { return CheckAnswer(answer, h.Kernel) })
+	if failed {
 		return b.verdict("verify_ms"), nil
 	}
-	b.add(stageResult{name: StageExtract, ok: true, detail: fmt.Sprintf("%d lines", strings.Count(answer, "\n")+1)})
-	b.artifacts[ArtifactAnswer] = []byte(answer)
-	start := time.Now()
-	if class, why := CheckAnswer(answer, h.Kernel); class != tools.ClassNone {
-		if class == ClassEmbeddedPTX {
-			b.suspicion = append(b.suspicion, why)
-		}
-		b.add(stageResult{name: StageCheck, class: class, detail: why, dur: time.Since(start)})
-		return b.verdict("verify_ms"), nil
-	}
-	b.add(stageResult{name: StageCheck, ok: true, detail: "defines __global__ " + h.Kernel + "; no embedded PTX", dur: time.Since(start)})
 	if err := l.cfg.Toolchains.Require(toolchain.NVCC); err != nil {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
 	}
 
-	var ans, refRes *jobResult
+	var ans, refRes *buildjob.Result
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { ans, err = l.compile(gctx, l.buildJob(h, answer)); return err })
-	g.Go(func() (err error) { refRes, err = l.compile(gctx, l.buildJob(h, ref)); return err })
+	g.Go(func() (err error) { ans, err = l.builds.Run(gctx, l.buildJob(h, answer)); return err })
+	g.Go(func() (err error) { refRes, err = l.builds.Run(gctx, l.referenceJob(h, ref)); return err })
 	if err := g.Wait(); err != nil {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
 	}
-	if !refRes.ok() {
-		diag := failureText(refRes, compilerDiagnostic(string(refRes.e.Stderr), l.cfg.DiagnosticLines))
-		if refRes.exited() {
+	if !refRes.OK() {
+		diag := refRes.FailureText(compilerDiagnostics.Of(string(refRes.Entry.Stderr), l.cfg.DiagnosticLines))
+		if refRes.Exited() {
 			return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w: the reference kernel does not build: %s", tools.ErrBadItem, diag)
 		}
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: the reference build did not finish: %s", diag)
 	}
-	b.meas["reference_compile_ms"] = ms(refRes.e.Wall)
-	b.meas["compile_ms"] = ms(ans.e.Wall)
-	if !ans.ok() {
-		diag := failureText(ans, compilerDiagnostic(string(ans.e.Stderr), l.cfg.DiagnosticLines))
-		if strings.Contains(string(ans.e.Stderr), "cannot be used to initialize an entity of type \"void (*)") {
+	b.meas["reference_compile_ms"] = ms(refRes.Entry.Wall)
+	b.meas["compile_ms"] = ms(ans.Entry.Wall)
+	if !ans.OK() {
+		diag := ans.FailureText(compilerDiagnostics.Of(string(ans.Entry.Stderr), l.cfg.DiagnosticLines))
+		if strings.Contains(string(ans.Entry.Stderr), "cannot be used to initialize an entity of type \"void (*)") {
 			diag += "\nthe kernel's parameter types must be exactly: " + h.Signature()
 		}
-		b.add(stageResult{name: StageCompile, class: ans.class(tools.ClassCompileError), detail: diag, dur: ans.wall})
+		b.add(stageResult{name: StageCompile, class: ans.Class(tools.ClassCompileError), detail: diag, dur: ans.Wall})
 		return b.verdict("verify_ms"), nil
 	}
-	ansBin, refBin := ans.e.Files[exeFile], refRes.e.Files[exeFile]
+	ansBin, refBin := ans.Entry.Files[exeFile], refRes.Entry.Files[exeFile]
 	if len(ansBin) == 0 || len(refBin) == 0 {
 		return tools.Verdict{}, errors.New("ptx2cuda verify: nvcc left no executable")
 	}
-	b.add(stageResult{name: StageCompile, ok: true, dur: ans.wall,
-		detail: fmt.Sprintf("nvcc %s: executable %d KiB%s", strings.Join(append([]string{l.cfg.SM}, h.Flags...), " "), len(ansBin)>>10, ans.cachedNote())})
+	b.add(stageResult{name: StageCompile, ok: true, dur: ans.Wall,
+		detail: fmt.Sprintf("nvcc %s: executable %d KiB%s", strings.Join(append([]string{l.cfg.SM}, h.Flags...), " "), len(ansBin)>>10, ans.CachedNote())})
 	b.artifacts[ArtifactHarness] = []byte(GenerateHarness(h, l.cfg.Reps))
 	if err := l.runStages(ctx, b, h, ansBin, refBin, nil); err != nil {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
@@ -458,9 +533,13 @@ func taskOf(item tools.Item) (HarnessSpec, string, error) {
 	if err != nil {
 		return HarnessSpec{}, "", fmt.Errorf("ptx2cuda: %w: %w", tools.ErrBadItem, err)
 	}
-	ref := item.Files[FileKernel]
+	refFile := FileKernel
+	if h.Reference == ReferencePTX {
+		refFile = FilePTX // a Triton kernel: the reference is its PTX
+	}
+	ref := item.Files[refFile]
 	if strings.TrimSpace(ref) == "" {
-		return HarnessSpec{}, "", fmt.Errorf("ptx2cuda: %w: the task has no %s", tools.ErrBadItem, FileKernel)
+		return HarnessSpec{}, "", fmt.Errorf("ptx2cuda: %w: the task has no %s", tools.ErrBadItem, refFile)
 	}
 	return h, ref, nil
 }

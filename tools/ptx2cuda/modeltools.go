@@ -2,37 +2,14 @@ package ptx2cuda
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/kiln-dev/kiln/tools"
 )
 
-// sourceArgsSchema is the arguments schema of the model tools.
-var sourceArgsSchema = json.RawMessage(`{"type":"object","properties":{"source":{"type":"string",` +
-	`"description":"the CUDA source of the kernel (the __global__ function and its helpers; no main)"}},` +
-	`"required":["source"],"additionalProperties":false}`)
-
-// parseSourceArgs reads {"source": ...}; a fenced block inside is
-// unwrapped.
-func parseSourceArgs(args json.RawMessage) (string, error) {
-	var a struct {
-		Source string `json:"source"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil {
-		return "", fmt.Errorf("arguments must be a JSON object {\"source\": string}: %v", err)
-	}
-	if strings.Contains(a.Source, "```") {
-		if inner, ok := ExtractKernel(a.Source); ok {
-			a.Source = inner
-		}
-	}
-	if strings.TrimSpace(a.Source) == "" {
-		return "", fmt.Errorf("\"source\" is empty")
-	}
-	return a.Source, nil
-}
+// sourceDescription describes the model tools' "source" argument.
+const sourceDescription = "the CUDA source of the kernel (the __global__ function and its helpers; no main)"
 
 // Tools returns the model-facing tools: "compile_kernel" (the check and
 // compile stages: does the kernel build into the task's harness) and
@@ -40,36 +17,18 @@ func parseSourceArgs(args json.RawMessage) (string, error) {
 // stops after compiling).
 func (l *Lane) Tools(item tools.Item) []tools.Tool {
 	return []tools.Tool{
-		&tools.FuncTool{
-			ToolName: "compile_kernel",
-			ToolDescription: "Compile a kernel into the task's test harness with nvcc 11.8 for sm_90 (the same flags as the " +
-				"original). Returns \"ok\" or the errors.",
-			ToolSchema: sourceArgsSchema,
-			Fn: func(ctx context.Context, args json.RawMessage) (string, error) {
-				src, err := parseSourceArgs(args)
-				if err != nil {
-					return "error: " + err.Error(), nil
-				}
-				return l.compileOnly(ctx, item, src)
-			},
-		},
-		&tools.FuncTool{
-			ToolName: "check_kernel",
-			ToolDescription: "Run the whole check on a kernel: build it into the task's harness and, on a GPU host, run it " +
-				"and the original kernel on the same inputs and compare every output. Returns PASS or the failing stage and why.",
-			ToolSchema: sourceArgsSchema,
-			Fn: func(ctx context.Context, args json.RawMessage) (string, error) {
-				src, err := parseSourceArgs(args)
-				if err != nil {
-					return "error: " + err.Error(), nil
-				}
+		tools.SourceTool("compile_kernel", "Compile a kernel into the task's test harness with nvcc 11.8 for sm_90 (the same flags as the "+
+			"original). Returns \"ok\" or the errors.", sourceDescription, ExtractKernel,
+			func(ctx context.Context, src string) (string, error) { return l.compileOnly(ctx, item, src) }),
+		tools.SourceTool("check_kernel", "Run the whole check on a kernel: build it into the task's harness and, on a GPU host, run it "+
+			"and the original kernel on the same inputs and compare every output. Returns PASS or the failing stage and why.",
+			sourceDescription, ExtractKernel, func(ctx context.Context, src string) (string, error) {
 				v, err := l.Verify(ctx, item, src)
 				if err != nil {
 					return "", err
 				}
 				return describeVerdict(v), nil
-			},
-		},
+			}),
 	}
 }
 
@@ -79,6 +38,9 @@ func (l *Lane) compileOnly(ctx context.Context, item tools.Item, src string) (st
 	if isProgramTask(item) {
 		return l.compileProgramOnly(ctx, item, src)
 	}
+	if isTorchTask(item) {
+		return l.compileTorchOnly(ctx, item, src)
+	}
 	h, _, err := taskOf(item)
 	if err != nil {
 		return "", err
@@ -86,13 +48,13 @@ func (l *Lane) compileOnly(ctx context.Context, item tools.Item, src string) (st
 	if class, why := CheckAnswer(src, h.Kernel); class != tools.ClassNone {
 		return fmt.Sprintf("FAIL (%s): %s", class, why), nil
 	}
-	res, err := l.compile(ctx, l.buildJob(h, src))
+	res, err := l.builds.Run(ctx, l.buildJob(h, src))
 	if err != nil {
 		return "", fmt.Errorf("ptx2cuda compile: %w", err)
 	}
-	if !res.ok() {
-		return "FAIL (" + string(res.class(tools.ClassCompileError)) + "):\n" +
-			failureText(res, compilerDiagnostic(string(res.e.Stderr), l.cfg.DiagnosticLines)), nil
+	if !res.OK() {
+		return "FAIL (" + string(res.Class(tools.ClassCompileError)) + "):\n" +
+			res.FailureText(compilerDiagnostics.Of(string(res.Entry.Stderr), l.cfg.DiagnosticLines)), nil
 	}
 	return "ok: the kernel builds into the harness", nil
 }

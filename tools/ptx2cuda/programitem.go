@@ -75,10 +75,11 @@ func (it Item) ProgramSpec(variant string) (ProgramSpec, error) {
 // isProgram reports whether it is a program item.
 func (it Item) isProgram() bool { return it.Meta.Harness == HarnessProgram }
 
-// ptxSource is what PreparePTX compiles: kernel.cu, or for a program item
-// the program with every other kernel's definition made a declaration.
+// ptxSource is what PreparePTX compiles: kernel.cu, or for a program (or
+// torch) item the program (CUDA source) with every other kernel's
+// definition made a declaration.
 func (it Item) ptxSource() (string, error) {
-	if !it.isProgram() {
+	if !it.isProgram() && !it.isTorch() {
 		return it.Kernel, nil
 	}
 	p := parseProgram(it.Program)
@@ -119,19 +120,29 @@ func (c corpusTask) programTask(lib *prompts.Library, round int, key string, met
 	if err != nil {
 		return runs.Task{}, err
 	}
+	return c.kernelTask(lib, round, key, meta, HarnessProgram, PromptUserProgram, ps.Kernel, ps.Flags,
+		map[string]string{FileProgram: c.item.Program, FileProgramSpec: string(spec) + "\n"})
+}
+
+// kernelTask renders c's task for kernel, built with flags, from the
+// source around it (a program or torch item): the prompt (promptName)
+// shows the Rolled-PTX, the kernel's signature and the source before it;
+// the files are the kernel's definition (kernel.cu), kernel.ptx and files.
+func (c corpusTask) kernelTask(lib *prompts.Library, round int, key string, meta map[string]string, harness, promptName,
+	kernel string, flags []string, files map[string]string) (runs.Task, error) {
 	p := parseProgram(c.item.Program)
-	k, err := p.kernel(ps.Kernel)
+	k, err := p.kernel(kernel)
 	if err != nil {
 		return runs.Task{}, err
 	}
 	ptx := c.item.PTX[c.variant]
-	d := programUserData{ID: c.id(), Kernel: ps.Kernel, Signature: strings.Join(strings.Fields(p.head(k)), " "),
-		PTX: rollptx.Roll(ptx), Context: p.context(k), Flags: ps.Flags}
-	prompt, err := lib.Render(LaneName, PromptUserProgram, d)
+	d := programUserData{ID: c.id(), Kernel: kernel, Signature: strings.Join(strings.Fields(p.head(k)), " "),
+		PTX: rollptx.Roll(ptx), Context: p.context(k), Flags: flags}
+	prompt, err := lib.Render(LaneName, promptName, d)
 	if err != nil {
 		return runs.Task{}, err
 	}
-	m := map[string]string{"item": c.item.ID, "variant": c.variant, "kernel": ps.Kernel, "corpus": c.item.Set, "harness": HarnessProgram}
+	m := map[string]string{"item": c.item.ID, "variant": c.variant, "kernel": kernel, "corpus": c.item.Set, "harness": harness}
 	if s := c.item.Meta.Source; s != nil {
 		for k, v := range map[string]string{"source_campaign": s.Campaign, "source_campaign_id": s.CampaignID, "source_lane": s.Lane,
 			"source_task": s.Task, "source_task_key": s.TaskKey, "source_attempt": s.Attempt, "source_verdict": s.Verdict} {
@@ -141,8 +152,9 @@ func (c corpusTask) programTask(lib *prompts.Library, round int, key string, met
 	for k, v := range meta {
 		m[k] = v
 	}
+	files[FileKernel], files[FilePTX] = c.item.Kernel, ptx
 	return runs.Task{Round: round, Key: key, Lane: LaneName, Categories: []string{c.item.Meta.Category}, Prompt: prompt, Meta: m,
-		Files: map[string]string{FileKernel: c.item.Kernel, FilePTX: ptx, FileProgram: c.item.Program, FileProgramSpec: string(spec) + "\n"}}, nil
+		Files: files}, nil
 }
 
 // checkProgramReference builds every variant's original program and the
@@ -159,13 +171,13 @@ func (l *Lane) checkProgramReference(ctx context.Context, it Item) error {
 			return fmt.Errorf("ptx2cuda check %s: %w: %w", it.ID, tools.ErrBadItem, err)
 		}
 		for _, b := range []struct{ what, src string }{{"the original program", it.Program}, {"the program with the kernel emptied", p.blank(k)}} {
-			res, err := l.compile(ctx, l.programJob(ps, b.src))
+			res, err := l.builds.Run(ctx, l.programJob(ps, b.src))
 			if err != nil {
 				return fmt.Errorf("ptx2cuda check %s: %w", TaskID(it.ID, v.Name), err)
 			}
-			if !res.ok() {
+			if !res.OK() {
 				return fmt.Errorf("ptx2cuda check %s: %w: %s does not build: %s", TaskID(it.ID, v.Name), tools.ErrBadItem, b.what,
-					failureText(res, compilerDiagnostic(string(res.e.Stderr), l.cfg.DiagnosticLines)))
+					res.FailureText(compilerDiagnostics.Of(string(res.Entry.Stderr), l.cfg.DiagnosticLines)))
 			}
 		}
 	}

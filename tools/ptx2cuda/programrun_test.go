@@ -69,11 +69,11 @@ func TestProgramRunStages(t *testing.T) {
 	defer cancel()
 	bins := map[int][]byte{}
 	for mode := 0; mode <= 9; mode++ {
-		res, err := l.compile(ctx, l.programJob(ProgramSpec{Kernel: "k", Flags: []string{fmt.Sprintf("-DMODE=%d", mode)}}, standInProgram))
-		if err != nil || !res.ok() {
-			t.Fatalf("build mode %d: %v %s", mode, err, res.e.Stderr)
+		res, err := l.builds.Run(ctx, l.programJob(ProgramSpec{Kernel: "k", Flags: []string{fmt.Sprintf("-DMODE=%d", mode)}}, standInProgram))
+		if err != nil || !res.OK() {
+			t.Fatalf("build mode %d: %v %s", mode, err, res.Entry.Stderr)
 		}
-		bins[mode] = res.e.Files[exeFile]
+		bins[mode] = res.Entry.Files[exeFile]
 	}
 	spec := []byte(`{"kernel": "k"}`)
 	item := tools.Item{Lane: LaneName, Files: map[string]string{FileProgramSpec: string(spec), FileProgram: "int main() {}\n"}}

@@ -14,6 +14,7 @@ import (
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
@@ -35,12 +36,11 @@ const (
 // blank one) for the lane's target with the variant's flags. The three
 // share the command and file name, so an answer equal to the original
 // shares its cache entry.
-func (l *Lane) programJob(ps ProgramSpec, src string) job {
+func (l *Lane) programJob(ps ProgramSpec, src string) buildjob.Job {
 	args := []string{"-gencode", fmt.Sprintf("arch=%s,code=%s", strings.Replace(l.cfg.SM, "sm_", "compute_", 1), l.cfg.SM)}
 	args = append(args, ps.Flags...)
 	args = append(args, "-o", exeFile, FileProgram)
-	return job{name: "program", tool: toolchain.NVCC, args: args,
-		inputs: map[string][]byte{FileProgram: []byte(src)}, outputs: []string{exeFile}}
+	return buildjob.Command("program", toolchain.NVCC, args, map[string][]byte{FileProgram: []byte(src)}, exeFile)
 }
 
 // cudaErrorRE finds a CUDA runtime error in a program's stderr (what
@@ -110,66 +110,53 @@ func (l *Lane) verifyProgram(ctx context.Context, item tools.Item, answer string
 	if err != nil {
 		return tools.Verdict{}, err
 	}
-	b := newVerdict()
-	if strings.TrimSpace(answer) == "" {
-		b.add(stageResult{name: StageExtract, class: tools.ClassNoAnswer,
-			detail: "no CUDA kernel found: answer with the kernel's source in one ```cuda fenced block"})
+	b, failed := checkStages(answer, k.Name, func() (tools.FailureClass, string) { return checkProgramAnswer(p, k, answer) })
+	if failed {
 		return b.verdict("verify_ms"), nil
 	}
-	b.add(stageResult{name: StageExtract, ok: true, detail: fmt.Sprintf("%d lines", strings.Count(answer, "\n")+1)})
-	b.artifacts[ArtifactAnswer] = []byte(answer)
-	start := time.Now()
-	if class, why := checkProgramAnswer(p, k, answer); class != tools.ClassNone {
-		if class == ClassEmbeddedPTX {
-			b.suspicion = append(b.suspicion, why)
-		}
-		b.add(stageResult{name: StageCheck, class: class, detail: why, dur: time.Since(start)})
-		return b.verdict("verify_ms"), nil
-	}
-	b.add(stageResult{name: StageCheck, ok: true, detail: "defines __global__ " + k.Name + "; no embedded PTX", dur: time.Since(start)})
 	if err := l.cfg.Toolchains.Require(toolchain.NVCC); err != nil {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
 	}
 	spliced := p.spliceAnswer(k, answer)
-	var ans, ref, blank *jobResult
+	var ans, ref, blank *buildjob.Result
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { ans, err = l.compile(gctx, l.programJob(ps, spliced)); return err })
-	g.Go(func() (err error) { ref, err = l.compile(gctx, l.programJob(ps, p.src)); return err })
-	g.Go(func() (err error) { blank, err = l.compile(gctx, l.programJob(ps, p.blank(k))); return err })
+	g.Go(func() (err error) { ans, err = l.builds.Run(gctx, l.programJob(ps, spliced)); return err })
+	g.Go(func() (err error) { ref, err = l.builds.Run(gctx, l.programJob(ps, p.src)); return err })
+	g.Go(func() (err error) { blank, err = l.builds.Run(gctx, l.programJob(ps, p.blank(k))); return err })
 	if err := g.Wait(); err != nil {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
 	}
 	for _, r := range []struct {
-		res  *jobResult
+		res  *buildjob.Result
 		what string
 	}{{ref, "the original program"}, {blank, "the program with the kernel emptied"}} {
-		if r.res.ok() {
+		if r.res.OK() {
 			continue
 		}
-		diag := failureText(r.res, compilerDiagnostic(string(r.res.e.Stderr), l.cfg.DiagnosticLines))
-		if r.res.exited() {
+		diag := r.res.FailureText(compilerDiagnostics.Of(string(r.res.Entry.Stderr), l.cfg.DiagnosticLines))
+		if r.res.Exited() {
 			return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w: %s does not build: %s", tools.ErrBadItem, r.what, diag)
 		}
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: the build of %s did not finish: %s", r.what, diag)
 	}
-	b.meas["reference_compile_ms"] = ms(ref.e.Wall)
-	b.meas["compile_ms"] = ms(ans.e.Wall)
-	if !ans.ok() {
-		diag := failureText(ans, compilerDiagnostic(string(ans.e.Stderr), l.cfg.DiagnosticLines))
-		if stderr := string(ans.e.Stderr); strings.Contains(stderr, "kiln_signature_check") || signatureRE.MatchString(stderr) ||
+	b.meas["reference_compile_ms"] = ms(ref.Entry.Wall)
+	b.meas["compile_ms"] = ms(ans.Entry.Wall)
+	if !ans.OK() {
+		diag := ans.FailureText(compilerDiagnostics.Of(string(ans.Entry.Stderr), l.cfg.DiagnosticLines))
+		if stderr := string(ans.Entry.Stderr); strings.Contains(stderr, "kiln_signature_check") || signatureRE.MatchString(stderr) ||
 			strings.Contains(stderr, "undefined reference to `"+answerNamespace+"::"+k.Name+"(") {
 			diag += "\nthe kernel's parameter types must be exactly: " + strings.Join(strings.Fields(p.head(k)), " ")
 		}
-		b.add(stageResult{name: StageCompile, class: ans.class(tools.ClassCompileError), detail: diag, dur: ans.wall})
+		b.add(stageResult{name: StageCompile, class: ans.Class(tools.ClassCompileError), detail: diag, dur: ans.Wall})
 		return b.verdict("verify_ms"), nil
 	}
-	ansBin, refBin, blankBin := ans.e.Files[exeFile], ref.e.Files[exeFile], blank.e.Files[exeFile]
+	ansBin, refBin, blankBin := ans.Entry.Files[exeFile], ref.Entry.Files[exeFile], blank.Entry.Files[exeFile]
 	if len(ansBin) == 0 || len(refBin) == 0 || len(blankBin) == 0 {
 		return tools.Verdict{}, errors.New("ptx2cuda verify: nvcc left no executable")
 	}
-	b.add(stageResult{name: StageCompile, ok: true, dur: ans.wall,
+	b.add(stageResult{name: StageCompile, ok: true, dur: ans.Wall,
 		detail: fmt.Sprintf("nvcc %s: the program with the answer in place of %s: executable %d KiB%s",
-			strings.Join(append([]string{l.cfg.SM}, ps.Flags...), " "), k.Name, len(ansBin)>>10, ans.cachedNote())})
+			strings.Join(append([]string{l.cfg.SM}, ps.Flags...), " "), k.Name, len(ansBin)>>10, ans.CachedNote())})
 	b.artifacts[ArtifactHarness] = []byte(spliced)
 	if err := l.programRunStages(ctx, b, ps, ansBin, refBin, blankBin, nil); err != nil {
 		return tools.Verdict{}, fmt.Errorf("ptx2cuda verify: %w", err)
@@ -194,42 +181,20 @@ func (l *Lane) verifyProgram(ctx context.Context, item tools.Item, answer string
 func (l *Lane) programRunStages(ctx context.Context, b *verdictBuilder, ps ProgramSpec, ansBin, refBin, blankBin, probe []byte) error {
 	gpu := l.cfg.Toolchains.GPU()
 	if !gpu.Present {
-		const why = "skipped: no NVIDIA GPU on this host; `kiln rescore --pending` on a GPU host runs the kept programs"
-		b.add(stageResult{name: StageRun, skipped: true, detail: why})
-		b.add(stageResult{name: StageCompare, skipped: true, detail: why})
 		spec, err := json.Marshal(ps)
 		if err != nil {
 			return err
 		}
-		b.artifacts[ArtifactAnswerBin] = ansBin
-		b.artifacts[ArtifactRefBin] = refBin
-		b.artifacts[ArtifactBlankBin] = blankBin
-		b.artifacts[ArtifactProgramSpec] = spec
-		if probe, err := l.gpuProbeBinary(ctx); err == nil {
-			b.artifacts[ArtifactGPUProbe] = probe
-		} else {
-			l.log.Warn("gpu probe not kept with the pending verdict", "err", err)
-		}
+		l.skipRunStages(ctx, b, "programs", map[string][]byte{ArtifactAnswerBin: ansBin, ArtifactRefBin: refBin,
+			ArtifactBlankBin: blankBin, ArtifactProgramSpec: spec})
 		return nil
 	}
-	if err := l.gpu.Acquire(ctx); err != nil {
-		return context.Cause(ctx)
-	}
-	defer l.gpu.Release()
-	if err := l.checkGPU(ctx, probe); err != nil {
+	const blankExe = "blank"
+	box, done, err := l.gpuBox(ctx, probe, map[string][]byte{refExe: refBin, ansExe: ansBin, blankExe: blankBin})
+	if err != nil {
 		return err
 	}
-	box, err := l.cfg.Sandbox.Open(ctx)
-	if err != nil {
-		return fmt.Errorf("run: %w", err)
-	}
-	defer box.Close()
-	const blankExe = "blank"
-	for name, bin := range map[string][]byte{refExe: refBin, ansExe: ansBin, blankExe: blankBin} {
-		if err := box.WriteFile(name, bin, 0o755); err != nil {
-			return fmt.Errorf("run: %w", err)
-		}
-	}
+	defer done()
 	run := func(exe string) (sandboxes.Result, error) {
 		r, err := box.Run(ctx, sandboxes.Spec{Argv: []string{"./" + exe}, Limits: l.cfg.RunLimits, KillOnOutputCap: true, GPU: true})
 		if err != nil {
@@ -243,7 +208,7 @@ func (l *Lane) programRunStages(ctx context.Context, b *verdictBuilder, ps Progr
 		return err
 	}
 	if !refRun.OK() {
-		return fmt.Errorf("%w: the original program %s: %s", tools.ErrBadItem, refRun.Describe(), firstLines(string(refRun.Stderr), 5))
+		return fmt.Errorf("%w: the original program %s: %s", tools.ErrBadItem, refRun.Describe(), buildjob.FirstLines(string(refRun.Stderr), 5))
 	}
 	if strings.TrimSpace(string(refRun.Stdout)) == "" {
 		return fmt.Errorf("%w: the original program prints nothing: there is no output to compare", tools.ErrBadItem)
@@ -265,7 +230,7 @@ func (l *Lane) programRunStages(ctx context.Context, b *verdictBuilder, ps Progr
 	if class, bad := runClass(ansRun); bad && !(ansRun.Outcome() == sandboxes.OutcomeExited && ansRun.Signal == 0 &&
 		!cudaErrorRE.Match(ansRun.Stderr)) {
 		diag := "the program with the answer's kernel " + ansRun.Describe()
-		if s := firstLines(string(ansRun.Stderr), 5); s != "" {
+		if s := buildjob.FirstLines(string(ansRun.Stderr), 5); s != "" {
 			diag += "\nstderr: " + s
 		}
 		b.add(stageResult{name: StageRun, class: class, detail: diag, dur: dur})
@@ -283,7 +248,7 @@ func (l *Lane) programRunStages(ctx context.Context, b *verdictBuilder, ps Progr
 		}
 		if ansRun.ExitCode != 0 {
 			detail += fmt.Sprintf("\nit exits with status %d (the original with 0)", ansRun.ExitCode)
-			if s := firstLines(string(ansRun.Stderr), 3); s != "" {
+			if s := buildjob.FirstLines(string(ansRun.Stderr), 3); s != "" {
 				detail += "; stderr: " + s
 			}
 		}
@@ -330,13 +295,13 @@ func (l *Lane) compileProgramOnly(ctx context.Context, item tools.Item, src stri
 	if class, why := checkProgramAnswer(p, k, src); class != tools.ClassNone {
 		return fmt.Sprintf("FAIL (%s): %s", class, why), nil
 	}
-	res, err := l.compile(ctx, l.programJob(ps, p.spliceAnswer(k, src)))
+	res, err := l.builds.Run(ctx, l.programJob(ps, p.spliceAnswer(k, src)))
 	if err != nil {
 		return "", fmt.Errorf("ptx2cuda compile: %w", err)
 	}
-	if !res.ok() {
-		return "FAIL (" + string(res.class(tools.ClassCompileError)) + "):\n" +
-			failureText(res, compilerDiagnostic(string(res.e.Stderr), l.cfg.DiagnosticLines)), nil
+	if !res.OK() {
+		return "FAIL (" + string(res.Class(tools.ClassCompileError)) + "):\n" +
+			res.FailureText(compilerDiagnostics.Of(string(res.Entry.Stderr), l.cfg.DiagnosticLines)), nil
 	}
 	return "ok: the program builds with the kernel in place of the original", nil
 }

@@ -24,14 +24,18 @@ import (
 
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 	"github.com/kiln-dev/kiln/tools/kit"
 	"github.com/kiln-dev/kiln/tools/ptx2cuda/rollptx"
+	"github.com/kiln-dev/kiln/tools/torch2cuda"
 )
 
-// RecordLanes are the lanes whose verified records program items are made
-// from: cuda-synth, whose answers are whole CUDA programs.
-var RecordLanes = []string{cudasynth.LaneName}
+// RecordLanes are the lanes whose verified records items are made from:
+// cuda-synth, whose answers are whole CUDA programs (program items), and
+// torch2cuda, whose answers are Python modules building CUDA sources
+// (torch items).
+var RecordLanes = []string{cudasynth.LaneName, torch2cuda.LaneName}
 
 // RecordVariants are the variants `kiln ptx prepare --from-campaign` can
 // make of each kernel (--variants), by name: the nvcc flags of each.
@@ -103,26 +107,9 @@ func RecordItemID(r kit.Record, kernel string) string {
 // record key (absent: unknown); a program that printed nothing is skipped
 // whole (SkipNoOutput). The kernels' PTX is not made here (PreparePTX).
 func RecordItems(set kit.RecordSet, outputs map[string][]byte, variants []string) ([]RecordItem, []Skip, error) {
-	menu := RecordVariants()
-	var vs []Variant
-	for _, name := range variants {
-		name = strings.TrimSpace(name)
-		if slices.ContainsFunc(vs, func(v Variant) bool { return v.Name == name }) {
-			continue
-		}
-		flags, ok := menu[name]
-		if !ok {
-			known := make([]string, 0, len(menu))
-			for k := range menu {
-				known = append(known, k)
-			}
-			sort.Strings(known)
-			return nil, nil, fmt.Errorf("variant %q: want one of %s", name, strings.Join(known, ", "))
-		}
-		vs = append(vs, Variant{Name: name, Flags: flags})
-	}
-	if len(vs) == 0 {
-		return nil, nil, errors.New("no variant")
+	vs, err := recordVariants(variants)
+	if err != nil {
+		return nil, nil, err
 	}
 	var items []RecordItem
 	var skips []Skip
@@ -168,6 +155,33 @@ func RecordItems(set kit.RecordSet, outputs map[string][]byte, variants []string
 	return items, skips, nil
 }
 
+// recordVariants resolves --variants (names of RecordVariants; repeats
+// dropped).
+func recordVariants(variants []string) ([]Variant, error) {
+	menu := RecordVariants()
+	var vs []Variant
+	for _, name := range variants {
+		name = strings.TrimSpace(name)
+		if slices.ContainsFunc(vs, func(v Variant) bool { return v.Name == name }) {
+			continue
+		}
+		flags, ok := menu[name]
+		if !ok {
+			known := make([]string, 0, len(menu))
+			for k := range menu {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return nil, fmt.Errorf("variant %q: want one of %s", name, strings.Join(known, ", "))
+		}
+		vs = append(vs, Variant{Name: name, Flags: flags})
+	}
+	if len(vs) == 0 {
+		return nil, errors.New("no variant")
+	}
+	return vs, nil
+}
+
 // preparePrograms makes each item's PTX (PreparePTX), concurrently; a
 // kernel whose PTX cannot be made alone, or whose prompt would be over
 // MaxProgramPrompt, is skipped. A variant whose PTX equals an earlier
@@ -195,7 +209,7 @@ func (l *Lane) preparePrograms(ctx context.Context, items []RecordItem, check bo
 				sk(se.Reason, se.Detail)
 				return nil
 			case errors.Is(err, tools.ErrBadItem):
-				sk(SkipPTX, "its PTX does not compile alone: "+firstLines(err.Error(), 3))
+				sk(SkipPTX, "its PTX does not compile alone: "+buildjob.FirstLines(err.Error(), 3))
 				return nil
 			case err != nil:
 				return err
@@ -214,12 +228,22 @@ func (l *Lane) preparePrograms(ctx context.Context, items []RecordItem, check bo
 				}
 			}
 			it.Meta.Variants, it.PTX = kept, ptx
-			if check {
+			if check && it.isTorch() {
+				err := l.checkTorch(gctx, it)
+				switch {
+				case errors.As(err, &se):
+					sk(se.Reason, se.Detail)
+				case errors.Is(err, tools.ErrBadItem):
+					sk(SkipJudge, buildjob.FirstLines(err.Error(), 3))
+				case err != nil:
+					return err
+				}
+			} else if check {
 				if err := l.CheckReference(gctx, *it); err != nil {
 					if !errors.Is(err, tools.ErrBadItem) {
 						return err
 					}
-					sk(SkipBuild, firstLines(err.Error(), 3))
+					sk(SkipBuild, buildjob.FirstLines(err.Error(), 3))
 				}
 			}
 			return nil
@@ -252,7 +276,9 @@ func parsedContext(it *Item) string {
 
 // WriteProgramItem writes a program item's folder under dir: program.cu,
 // meta.json, one <variant>.ptx per variant and expected_stdout.txt (when
-// known). It reports whether any file changed.
+// known); a torch item's answer.py, reference.py and kernel.cu (the
+// kernel's definition, for people: loading derives it from answer.py) in
+// place of program.cu. It reports whether any file changed.
 func WriteProgramItem(dir string, it RecordItem) (bool, error) {
 	// The fields of Meta a program item has (no params, sizes or launch).
 	m := struct {
@@ -262,12 +288,20 @@ func WriteProgramItem(dir string, it RecordItem) (bool, error) {
 		Description string      `json:"description,omitempty"`
 		Source      *ItemSource `json:"source,omitempty"`
 		Variants    []Variant   `json:"variants"`
-	}{it.Meta.Harness, it.Meta.Category, it.Meta.Kernel, it.Meta.Description, it.Meta.Source, it.Meta.Variants}
+		Torch       *TorchMeta  `json:"torch,omitempty"`
+	}{it.Meta.Harness, it.Meta.Category, it.Meta.Kernel, it.Meta.Description, it.Meta.Source, it.Meta.Variants, it.Meta.Torch}
 	meta, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return false, err
 	}
-	files := map[string][]byte{FileProgram: []byte(it.Program), MetaFile: append(meta, '\n')}
+	files := map[string][]byte{MetaFile: append(meta, '\n')}
+	if it.isTorch() {
+		// kernel.cu is for people and scripts: loading derives the
+		// kernel from answer.py.
+		files[FileTorchAnswer], files[FileTorchReference], files[FileKernel] = []byte(it.TorchAnswer), []byte(it.TorchReference), []byte(it.Kernel)
+	} else {
+		files[FileProgram] = []byte(it.Program)
+	}
 	for _, v := range it.Meta.Variants {
 		files[v.Name+".ptx"] = []byte(it.PTX[v.Name])
 	}
@@ -312,32 +346,40 @@ func prepareFromCampaign(ctx context.Context, h kit.Host, campaign, dir string, 
 	if err := set.Check("--from-campaign", LaneName, RecordLanes); err != nil {
 		return kit.UsageError{Err: err}
 	}
-	outputs := map[string][]byte{}
-	for _, r := range set.Records {
-		hash, ok := r.Artifacts[cudasynth.ArtifactOutputCUDA]
-		if !ok {
-			continue
+	var items []RecordItem
+	var skips []Skip
+	if set.Lane == torch2cuda.LaneName {
+		if items, err = prepareTorchRecords(ctx, h, set, variants, &skips, stderr); err != nil {
+			return err
 		}
-		b, err := h.Records.Artifact(ctx, hash)
+	} else {
+		outputs := map[string][]byte{}
+		for _, r := range set.Records {
+			hash, ok := r.Artifacts[cudasynth.ArtifactOutputCUDA]
+			if !ok {
+				continue
+			}
+			b, err := h.Records.Artifact(ctx, hash)
+			if err != nil {
+				return fmt.Errorf("record %s: %s: %w", r.Key, cudasynth.ArtifactOutputCUDA, err)
+			}
+			outputs[r.Key] = b
+		}
+		if items, skips, err = RecordItems(set, outputs, variants); err != nil {
+			return kit.BadInput("--variants: %v", err)
+		}
+		tl, err := open(ctx, h, sandboxes.Limits{})
 		if err != nil {
-			return fmt.Errorf("record %s: %s: %w", r.Key, cudasynth.ArtifactOutputCUDA, err)
+			return err
 		}
-		outputs[r.Key] = b
+		l := tl.(*Lane)
+		defer l.Close()
+		var more []Skip
+		if items, more, err = l.preparePrograms(ctx, items, check, stderr); err != nil {
+			return err
+		}
+		skips = append(skips, more...)
 	}
-	items, skips, err := RecordItems(set, outputs, variants)
-	if err != nil {
-		return kit.BadInput("--variants: %v", err)
-	}
-	tl, err := open(ctx, h, sandboxes.Limits{})
-	if err != nil {
-		return err
-	}
-	l := tl.(*Lane)
-	items, more, err := l.preparePrograms(ctx, items, check, stderr)
-	if err != nil {
-		return err
-	}
-	skips = append(skips, more...)
 	for _, s := range skips {
 		fmt.Fprintf(stderr, "skipped %s\n", s)
 	}

@@ -2,20 +2,26 @@ package ptx2cuda
 
 // The lane's refinement rules: the taxonomy of check, nvcc, CUDA runtime
 // and comparison failures, construct features of the reference kernels,
-// and the suspicion check (embedded PTX).
+// the suspicion check (embedded PTX), and the resynthesis format (new
+// kernels with their harness, resynth.go).
 
 import (
+	"encoding/json"
+
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
 )
 
-// RefinementRules returns the lane's rules for package refinement. The
-// lane has no resynthesis format: a synthesised task would need its PTX
-// in the prompt, which only a compile gives, and kit.TaskSet's
-// FromCandidate has no compiler (a validator could compile it, but has no
-// way to hand the PTX on). Refinement rounds resample the corpus's
-// variants with re-weighted categories instead.
+// RefinementRules returns the lane's rules for package refinement.
+// Resynthesis (resynth.go): the synthesiser writes kernels with their
+// harness (kernel.cu and meta.json); the lane's validator compiles each to
+// PTX in the sandbox and hands the PTX on (a refinement.Preparer), and
+// the task set renders it as a corpus variant's task.
 func RefinementRules() (refinement.LaneRules, error) {
+	synth, err := synthFormat()
+	if err != nil {
+		return refinement.LaneRules{}, err
+	}
 	return refinement.LaneRules{
 		Lane:    LaneName,
 		Rules:   taxonomy(),
@@ -24,10 +30,31 @@ func RefinementRules() (refinement.LaneRules, error) {
 			Rules: featureRules()},
 		// A task is its PTX and its launch configuration (the harness, or
 		// a program task's program.json).
+		// The input seed does not make two tasks differ (the model never
+		// sees it): a synthesised copy of a corpus kernel is a duplicate.
 		Identity: refinement.Identity{Files: func(name string) bool {
 			return name == FilePTX || name == FileHarness || name == FileProgramSpec
-		}, NoPrompt: true},
+		}, NoPrompt: true, File: withoutSeed},
+		Synth: synth,
 	}, nil
+}
+
+// withoutSeed is a task file as its identity sees it: harness.json without
+// its seed.
+func withoutSeed(name, body string) string {
+	if name != FileHarness {
+		return body
+	}
+	var h HarnessSpec
+	if err := json.Unmarshal([]byte(body), &h); err != nil {
+		return body
+	}
+	h.Seed = 0
+	b, err := json.Marshal(h)
+	if err != nil {
+		return body
+	}
+	return string(b)
 }
 
 // suspect flags an answer that carries the PTX over (EmbeddedPTX).

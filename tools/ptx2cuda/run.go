@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 )
 
 // Executables in the run box.
@@ -30,6 +31,50 @@ var (
 // maxNAE stands for an infinite NAE in measurements (JSON has no Inf).
 const maxNAE = 1e308
 
+// skipRunStages records run and compare as skipped on a host without a
+// GPU, keeping kept (artifacts: the what a GPU host runs, and their spec)
+// and a GPU probe for Complete.
+func (l *Lane) skipRunStages(ctx context.Context, b *verdictBuilder, what string, kept map[string][]byte) {
+	why := "skipped: no NVIDIA GPU on this host; `kiln rescore --pending` on a GPU host runs the kept " + what
+	b.add(stageResult{name: StageRun, skipped: true, detail: why})
+	b.add(stageResult{name: StageCompare, skipped: true, detail: why})
+	for name, data := range kept {
+		b.artifacts[name] = data
+	}
+	if probe, err := l.probe.Binary(ctx); err == nil {
+		b.artifacts[ArtifactGPUProbe] = probe
+	} else {
+		l.log.Warn("gpu probe not kept with the pending verdict", "err", err)
+	}
+}
+
+// gpuBox takes a GPU run slot, checks the GPU (probe: a kept probe
+// executable; nil builds it) and opens a box holding exes (name:
+// executable). done closes the box and frees the slot.
+func (l *Lane) gpuBox(ctx context.Context, probe []byte, exes map[string][]byte) (box *sandboxes.Box, done func(), err error) {
+	if err := l.gpu.Acquire(ctx); err != nil {
+		return nil, nil, context.Cause(ctx)
+	}
+	defer func() {
+		if err != nil {
+			l.gpu.Release()
+		}
+	}()
+	if err := l.probe.Check(ctx, probe); err != nil {
+		return nil, nil, err
+	}
+	if box, err = l.cfg.Sandbox.Open(ctx); err != nil {
+		return nil, nil, fmt.Errorf("run: %w", err)
+	}
+	for name, bin := range exes {
+		if err := box.WriteFile(name, bin, 0o755); err != nil {
+			box.Close()
+			return nil, nil, fmt.Errorf("run: %w", err)
+		}
+	}
+	return box, func() { box.Close(); l.gpu.Release() }, nil
+}
+
 // runStages records run and compare: skipped without a GPU (keeping what
 // Complete needs), else both programs run and their outputs compared.
 // probe is a kept GPU probe executable (nil: build or take it from the
@@ -37,40 +82,18 @@ const maxNAE = 1e308
 func (l *Lane) runStages(ctx context.Context, b *verdictBuilder, h HarnessSpec, ansBin, refBin, probe []byte) error {
 	gpu := l.cfg.Toolchains.GPU()
 	if !gpu.Present {
-		const why = "skipped: no NVIDIA GPU on this host; `kiln rescore --pending` on a GPU host runs the kept executables"
-		b.add(stageResult{name: StageRun, skipped: true, detail: why})
-		b.add(stageResult{name: StageCompare, skipped: true, detail: why})
 		spec, err := json.Marshal(h)
 		if err != nil {
 			return err
 		}
-		b.artifacts[ArtifactAnswerBin] = ansBin
-		b.artifacts[ArtifactRefBin] = refBin
-		b.artifacts[ArtifactSpec] = spec
-		if probe, err := l.gpuProbeBinary(ctx); err == nil {
-			b.artifacts[ArtifactGPUProbe] = probe
-		} else {
-			l.log.Warn("gpu probe not kept with the pending verdict", "err", err)
-		}
+		l.skipRunStages(ctx, b, "executables", map[string][]byte{ArtifactAnswerBin: ansBin, ArtifactRefBin: refBin, ArtifactSpec: spec})
 		return nil
 	}
-	if err := l.gpu.Acquire(ctx); err != nil {
-		return context.Cause(ctx)
-	}
-	defer l.gpu.Release()
-	if err := l.checkGPU(ctx, probe); err != nil {
+	box, done, err := l.gpuBox(ctx, probe, map[string][]byte{refExe: refBin, ansExe: ansBin})
+	if err != nil {
 		return err
 	}
-	box, err := l.cfg.Sandbox.Open(ctx)
-	if err != nil {
-		return fmt.Errorf("run: %w", err)
-	}
-	defer box.Close()
-	for name, bin := range map[string][]byte{refExe: refBin, ansExe: ansBin} {
-		if err := box.WriteFile(name, bin, 0o755); err != nil {
-			return fmt.Errorf("run: %w", err)
-		}
-	}
+	defer done()
 	start := time.Now()
 	run := func(exe string) (sandboxes.Result, []byte, error) {
 		out := exe + ".bin"
@@ -95,7 +118,7 @@ func (l *Lane) runStages(ctx context.Context, b *verdictBuilder, h HarnessSpec, 
 		return err
 	}
 	if refOut == nil {
-		return fmt.Errorf("%w: the reference kernel %s: %s", tools.ErrBadItem, refRun.Describe(), firstLines(string(refRun.Stderr), 5))
+		return fmt.Errorf("%w: the reference kernel %s: %s", tools.ErrBadItem, refRun.Describe(), buildjob.FirstLines(string(refRun.Stderr), 5))
 	}
 	if m := inputModifiedRE.FindStringSubmatch(string(refRun.Stdout)); m != nil {
 		return fmt.Errorf("%w: the reference kernel modifies its input %s (declare it inout)", tools.ErrBadItem, m[1])
@@ -111,7 +134,7 @@ func (l *Lane) runStages(ctx context.Context, b *verdictBuilder, h HarnessSpec, 
 			class = tools.ClassCrash
 		}
 		diag := "the answer's program " + ansRun.Describe()
-		if s := firstLines(string(ansRun.Stderr), 5); s != "" {
+		if s := buildjob.FirstLines(string(ansRun.Stderr), 5); s != "" {
 			diag += "\nstderr: " + s
 		}
 		b.add(stageResult{name: StageRun, class: class, detail: diag, dur: dur})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kiln-dev/kiln/tools/buildjob"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
@@ -56,7 +57,7 @@ type asmLine struct {
 }
 
 func (a asmLine) String() string {
-	return fmt.Sprintf("line %d: %s", a.n, clip(strings.TrimSpace(a.text), 120))
+	return fmt.Sprintf("line %d: %s", a.n, buildjob.Clip(strings.TrimSpace(a.text), 120))
 }
 
 var (

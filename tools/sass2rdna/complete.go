@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
@@ -66,23 +67,23 @@ func (l *Lane) amdGPU() error {
 // bundled in as its device code: clang-offload-bundler, then hipcc
 // --cuda-host-only -Xclang -fcuda-include-gpubinary, then hipcc's link)
 // and the reference (hipcc's own build of program.hip).
-func (l *Lane) amdJobs(hip string, codeObject []byte) (prog, ref job, err error) {
+func (l *Lane) amdJobs(hip string, codeObject []byte) (prog, ref buildjob.Job, err error) {
 	bundler, err := llvmTool(l.cfg.Toolchains, "clang-offload-bundler")
 	if err != nil {
-		return job{}, job{}, err
+		return buildjob.Job{}, buildjob.Job{}, err
 	}
 	hipArgs := l.hipArgs()
-	prog = job{name: "amd-program", inputs: map[string][]byte{FileHIP: []byte(hip), codeObjectFile: codeObject},
-		outputs: []string{amdProgram}, steps: []step{
-			{tool: toolchain.LLVMMC, path: bundler, args: []string{"-type=o", "-bundle-align=4096",
+	prog = buildjob.Job{Name: "amd-program", Inputs: map[string][]byte{FileHIP: []byte(hip), codeObjectFile: codeObject},
+		Outputs: []string{amdProgram}, Steps: []buildjob.Step{
+			{Tool: toolchain.LLVMMC, Path: bundler, Args: []string{"-type=o", "-bundle-align=4096",
 				"-targets=host-x86_64-unknown-linux,hipv4-amdgcn-amd-amdhsa--gfx1100",
 				"-input=/dev/null", "-input=" + codeObjectFile, "-output=answer.hipfb"}},
-			{tool: toolchain.HIPCC, args: append(slices.Clone(hipArgs), "--cuda-host-only", "-c", "-o", "host.o", FileHIP,
+			{Tool: toolchain.HIPCC, Args: append(slices.Clone(hipArgs), "--cuda-host-only", "-c", "-o", "host.o", FileHIP,
 				"-Xclang", "-fcuda-include-gpubinary", "-Xclang", "answer.hipfb")},
-			{tool: toolchain.HIPCC, args: append(l.cfg.Toolchains.HIPArgs(toolchain.TargetGFX1100), "-o", amdProgram, "host.o")},
+			{Tool: toolchain.HIPCC, Args: append(l.cfg.Toolchains.HIPArgs(toolchain.TargetGFX1100), "-o", amdProgram, "host.o")},
 		}}
-	ref = job{name: "amd-reference", inputs: map[string][]byte{FileHIP: []byte(hip)}, outputs: []string{amdReference},
-		steps: []step{{tool: toolchain.HIPCC, args: append(slices.Clone(hipArgs), "-o", amdReference, FileHIP)}}}
+	ref = buildjob.Job{Name: "amd-reference", Inputs: map[string][]byte{FileHIP: []byte(hip)}, Outputs: []string{amdReference},
+		Steps: []buildjob.Step{{Tool: toolchain.HIPCC, Args: append(slices.Clone(hipArgs), "-o", amdReference, FileHIP)}}}
 	return prog, ref, nil
 }
 
@@ -95,17 +96,17 @@ func (l *Lane) amdRunStage(ctx context.Context, b *verdict, item tools.Item, ref
 		return err
 	}
 	var bins [2][]byte
-	for i, j := range []job{pj, rj} {
-		res, err := l.run(ctx, j)
+	for i, j := range []buildjob.Job{pj, rj} {
+		res, err := l.jobs.Run(ctx, j)
 		if err != nil {
 			return err
 		}
-		b.v.Measurements["amd_build_ms"] += ms(res.e.Wall)
-		if !res.ok() {
+		b.v.Measurements["amd_build_ms"] += ms(res.Entry.Wall)
+		if !res.OK() {
 			return fmt.Errorf("%w: %s: the HIP program does not build with this code object (step %s): %s",
-				tools.ErrBadItem, j.name, res.e.Meta[metaStep], res.diagnostic(l.cfg.DiagnosticLines))
+				tools.ErrBadItem, j.Name, res.Entry.Meta[buildjob.MetaStep], diagnostic(res, l.cfg.DiagnosticLines))
 		}
-		bins[i] = res.e.Files[j.outputs[0]]
+		bins[i] = res.Entry.Files[j.Outputs[0]]
 	}
 	if gpuErr := l.amdGPU(); gpuErr != nil {
 		b.v.Artifacts[ArtifactAMDProgram], b.v.Artifacts[ArtifactAMDReference] = bins[0], bins[1]
@@ -150,7 +151,7 @@ func (l *Lane) runAMD(ctx context.Context, b *verdict, program, reference []byte
 	dur := time.Since(start)
 	if !out[0].OK() {
 		return fmt.Errorf("amd-run: the reference program %s on this host (not the answer's fault): %s", out[0].Describe(),
-			firstLines(string(out[0].Stderr), 5))
+			buildjob.FirstLines(string(out[0].Stderr), 5))
 	}
 	b.v.Artifacts[ArtifactOutputReference], b.v.Artifacts[ArtifactOutputAnswer] = out[0].Stdout, out[1].Stdout
 	b.v.Measurements["run_reference_ms"], b.v.Measurements["run_answer_ms"] = ms(out[0].Wall), ms(out[1].Wall)
@@ -162,7 +163,7 @@ func (l *Lane) runAMD(ctx context.Context, b *verdict, program, reference []byte
 		case sandboxes.OutcomeResourceLimit:
 			class = tools.ClassResourceLimit
 		}
-		b.fail(StageAMDRun, class, "the program with the answer's kernels "+r.Describe()+"\nstderr: "+firstLines(string(r.Stderr), 5), dur)
+		b.fail(StageAMDRun, class, "the program with the answer's kernels "+r.Describe()+"\nstderr: "+buildjob.FirstLines(string(r.Stderr), 5), dur)
 		return nil
 	}
 	if diff := cudasynth.CompareOutputs(out[0].Stdout, out[1].Stdout, l.cfg.Tolerance, l.cfg.DiagnosticLines); diff != "" {

@@ -104,11 +104,10 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 	"github.com/kiln-dev/kiln/tools/hipify"
 )
@@ -273,7 +272,7 @@ type Lane struct {
 	cfg   Config
 	log   *slog.Logger
 	cache *toolchain.Cache
-	jobs  *semaphore.Weighted
+	jobs  *buildjob.Runner // every tool run: sandbox, cache, Parallel bound
 }
 
 var (
@@ -296,7 +295,7 @@ func New(cfg Config) (*Lane, error) {
 			return nil, fmt.Errorf("sass2rdna: %w", err)
 		}
 	}
-	return &Lane{cfg: cfg, log: cfg.Logger, cache: cache, jobs: semaphore.NewWeighted(int64(cfg.Parallel))}, nil
+	return &Lane{cfg: cfg, log: cfg.Logger, cache: cache, jobs: newJobs(cfg, cache)}, nil
 }
 
 // Name is "sass2rdna".
@@ -389,37 +388,37 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 	b.ok(StageCheck, fmt.Sprintf("%s, %d kernel(s): %s", info.target, len(kernels), strings.Join(kernels, ", ")), time.Since(start))
 
 	// assemble
-	res, err := l.run(ctx, l.assembleJob(answer))
+	res, err := l.jobs.Run(ctx, l.assembleJob(answer))
 	if err != nil {
 		return tools.Verdict{}, fmt.Errorf("sass2rdna verify: %w", err)
 	}
-	b.v.Measurements["assemble_ms"] = ms(res.e.Wall)
-	if !res.ok() {
-		diag := res.diagnostic(l.cfg.DiagnosticLines)
-		if len(info.madOverlaps) > 0 && strings.Contains(string(res.e.Stderr), "destination must be different than all sources") {
+	b.v.Measurements["assemble_ms"] = ms(res.Entry.Wall)
+	if !res.OK() {
+		diag := diagnostic(res, l.cfg.DiagnosticLines)
+		if len(info.madOverlaps) > 0 && strings.Contains(string(res.Entry.Stderr), "destination must be different than all sources") {
 			diag += "\n" + mad64Hint
 		}
-		return b.fail(StageAssemble, res.class(tools.ClassAssembleError), diag, res.wall), nil
+		return b.fail(StageAssemble, res.Class(tools.ClassAssembleError), diag, res.Wall), nil
 	}
-	obj := res.e.Files[answerObj]
-	b.ok(StageAssemble, fmt.Sprintf("llvm-mc gfx1100: object %d bytes%s", len(obj), res.cachedNote()), res.wall)
+	obj := res.Entry.Files[answerObj]
+	b.ok(StageAssemble, fmt.Sprintf("llvm-mc gfx1100: object %d bytes%s", len(obj), res.CachedNote()), res.Wall)
 
 	// link
 	lj, err := l.linkJob(obj)
 	if err != nil {
 		return tools.Verdict{}, fmt.Errorf("sass2rdna verify: %w", err)
 	}
-	res, err = l.run(ctx, lj)
+	res, err = l.jobs.Run(ctx, lj)
 	if err != nil {
 		return tools.Verdict{}, fmt.Errorf("sass2rdna verify: %w", err)
 	}
-	b.v.Measurements["link_ms"] = ms(res.e.Wall)
-	if !res.ok() {
-		return b.fail(StageLink, res.class(tools.ClassLinkError), res.diagnostic(l.cfg.DiagnosticLines), res.wall), nil
+	b.v.Measurements["link_ms"] = ms(res.Entry.Wall)
+	if !res.OK() {
+		return b.fail(StageLink, res.Class(tools.ClassLinkError), diagnostic(res, l.cfg.DiagnosticLines), res.Wall), nil
 	}
-	co := res.e.Files[codeObjectFile]
+	co := res.Entry.Files[codeObjectFile]
 	b.v.Artifacts[ArtifactCodeObject] = co
-	b.ok(StageLink, fmt.Sprintf("ld.lld: code object %d bytes%s", len(co), res.cachedNote()), res.wall)
+	b.ok(StageLink, fmt.Sprintf("ld.lld: code object %d bytes%s", len(co), res.CachedNote()), res.Wall)
 
 	// symbols
 	start = time.Now()
@@ -492,19 +491,19 @@ func describeKernels(found []codeObjectKernel, ref *Reference) string {
 }
 
 // assembleJob assembles an answer into answer.o.
-func (l *Lane) assembleJob(asm string) job {
-	return job{name: "assemble", steps: []step{{tool: toolchain.LLVMMC,
-		args: []string{"-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1100", "-filetype=obj", "-o", answerObj, answerFile}}},
-		inputs: map[string][]byte{answerFile: []byte(asm)}, outputs: []string{answerObj}}
+func (l *Lane) assembleJob(asm string) buildjob.Job {
+	return buildjob.Job{Name: "assemble", Steps: []buildjob.Step{{Tool: toolchain.LLVMMC,
+		Args: []string{"-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1100", "-filetype=obj", "-o", answerObj, answerFile}}},
+		Inputs: map[string][]byte{answerFile: []byte(asm)}, Outputs: []string{answerObj}}
 }
 
 // linkJob links an object into a code object, as hipcc's device link does.
-func (l *Lane) linkJob(obj []byte) (job, error) {
+func (l *Lane) linkJob(obj []byte) (buildjob.Job, error) {
 	lld, err := llvmTool(l.cfg.Toolchains, "ld.lld")
 	if err != nil {
-		return job{}, err
+		return buildjob.Job{}, err
 	}
-	return job{name: "link", steps: []step{{tool: toolchain.LLVMMC, path: lld,
-		args: []string{"--no-undefined", "-shared", "-o", codeObjectFile, answerObj}}},
-		inputs: map[string][]byte{answerObj: obj}, outputs: []string{codeObjectFile}}, nil
+	return buildjob.Job{Name: "link", Steps: []buildjob.Step{{Tool: toolchain.LLVMMC, Path: lld,
+		Args: []string{"--no-undefined", "-shared", "-o", codeObjectFile, answerObj}}},
+		Inputs: map[string][]byte{answerObj: obj}, Outputs: []string{codeObjectFile}}, nil
 }

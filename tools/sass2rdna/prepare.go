@@ -16,6 +16,7 @@ import (
 
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 	"github.com/kiln-dev/kiln/tools/kit"
 )
@@ -31,24 +32,24 @@ func (l *Lane) SASS(ctx context.Context, cuda string) (string, error) {
 			return "", fmt.Errorf("sass: %w", err)
 		}
 	}
-	res, err := l.run(ctx, job{name: "cubin-sm90", steps: []step{{tool: toolchain.NVCC,
-		args: []string{"-cubin", "-gencode", "arch=compute_90,code=sm_90", "-o", "program.cubin", FileCUDA}}},
-		inputs: map[string][]byte{FileCUDA: []byte(cuda)}, outputs: []string{"program.cubin"}})
+	res, err := l.jobs.Run(ctx, buildjob.Job{Name: "cubin-sm90", Steps: []buildjob.Step{{Tool: toolchain.NVCC,
+		Args: []string{"-cubin", "-gencode", "arch=compute_90,code=sm_90", "-o", "program.cubin", FileCUDA}}},
+		Inputs: map[string][]byte{FileCUDA: []byte(cuda)}, Outputs: []string{"program.cubin"}})
 	if err != nil {
 		return "", fmt.Errorf("sass: %w", err)
 	}
-	if !res.ok() {
-		return "", fmt.Errorf("%w: sass: nvcc: %s", tools.ErrBadItem, res.diagnostic(l.cfg.DiagnosticLines))
+	if !res.OK() {
+		return "", fmt.Errorf("%w: sass: nvcc: %s", tools.ErrBadItem, diagnostic(res, l.cfg.DiagnosticLines))
 	}
-	res, err = l.run(ctx, job{name: "sass-sm90", steps: []step{{tool: toolchain.CUObjdump, args: []string{"-sass", "program.cubin"}}},
-		inputs: map[string][]byte{"program.cubin": res.e.Files["program.cubin"]}})
+	res, err = l.jobs.Run(ctx, buildjob.Job{Name: "sass-sm90", Steps: []buildjob.Step{{Tool: toolchain.CUObjdump, Args: []string{"-sass", "program.cubin"}}},
+		Inputs: map[string][]byte{"program.cubin": res.Entry.Files["program.cubin"]}})
 	if err != nil {
 		return "", fmt.Errorf("sass: %w", err)
 	}
-	if !res.ok() {
-		return "", fmt.Errorf("sass: cuobjdump: %s", res.diagnostic(l.cfg.DiagnosticLines))
+	if !res.OK() {
+		return "", fmt.Errorf("sass: cuobjdump: %s", diagnostic(res, l.cfg.DiagnosticLines))
 	}
-	text, ok := cudasynth.SplitSASS(string(res.e.Stdout))[toolchain.TargetSM90]
+	text, ok := cudasynth.SplitSASS(string(res.Entry.Stdout))[toolchain.TargetSM90]
 	if !ok {
 		return "", fmt.Errorf("%w: sass: cuobjdump printed no sm_90 function (no kernel?)", tools.ErrBadItem)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 )
 
@@ -62,15 +63,15 @@ func (l *Lane) Reference(ctx context.Context, item tools.Item) (*Reference, erro
 		return nil, err
 	}
 	args := append(l.hipArgs(), "--cuda-device-only", "-S", "-o", "reference.s", FileHIP)
-	res, err := l.run(ctx, job{name: "reference", steps: []step{{tool: toolchain.HIPCC, args: args}},
-		inputs: map[string][]byte{FileHIP: []byte(hip)}, outputs: []string{"reference.s"}})
+	res, err := l.jobs.Run(ctx, buildjob.Job{Name: "reference", Steps: []buildjob.Step{{Tool: toolchain.HIPCC, Args: args}},
+		Inputs: map[string][]byte{FileHIP: []byte(hip)}, Outputs: []string{"reference.s"}})
 	if err != nil {
 		return nil, fmt.Errorf("reference: %w", err)
 	}
-	if !res.ok() {
-		return nil, fmt.Errorf("%w: hipcc cannot build the item's HIP program for gfx1100: %s", tools.ErrBadItem, res.diagnostic(l.cfg.DiagnosticLines))
+	if !res.OK() {
+		return nil, fmt.Errorf("%w: hipcc cannot build the item's HIP program for gfx1100: %s", tools.ErrBadItem, diagnostic(res, l.cfg.DiagnosticLines))
 	}
-	asm := string(res.e.Files["reference.s"])
+	asm := string(res.Entry.Files["reference.s"])
 	ref := &Reference{HIP: hip, RDNA3: asm, Kernels: cudasynth.KernelsRDNA(asm), descriptors: referenceDescriptors(asm)}
 	if len(ref.Kernels) == 0 {
 		return nil, fmt.Errorf("%w: the item's HIP program defines no kernel", tools.ErrBadItem)

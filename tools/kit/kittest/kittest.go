@@ -15,7 +15,8 @@
 //     class and a fine label, the verdict's stages are named;
 //   - suspicion: the cheating answer is flagged, the right one is not;
 //   - resynthesis: a prompt renders for a failing example, the example
-//     reply parses into a candidate that becomes tasks, and the lane's
+//     reply parses into a candidate that becomes tasks (prepared first
+//     when the lane's validator is a refinement.Preparer), and the lane's
 //     validator accepts it.
 //
 // Verification needs the lane's toolchains: where one is missing the
@@ -376,7 +377,24 @@ func checkResynthesis(t *testing.T, k kit.Kit, lane tools.Lane, lanes *refinemen
 	if set.FromCandidate == nil {
 		t.Fatal("no FromCandidate for a lane with a synthesis format")
 	}
-	ts, err := set.FromCandidate(1, c)
+	// A validator that prepares candidates (refinement.Preparer) makes
+	// what FromCandidate takes.
+	var v refinement.Validator
+	if k.Validator != nil {
+		if v, err = k.Validator(lane); err != nil {
+			t.Fatalf("validator: %v", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	prepared := c
+	if p, ok := v.(refinement.Preparer); ok {
+		if prepared, err = p.Prepare(ctx, c); err != nil {
+			t.Fatalf("the validator does not prepare the example's candidate: %v", err)
+		}
+		prepared.Category = c.Category
+	}
+	ts, err := set.FromCandidate(1, prepared)
 	if err != nil || len(ts) != max(ex.Tasks.SamplesPerTask, 1) {
 		t.Fatalf("candidate tasks: %d, %v", len(ts), err)
 	}
@@ -384,21 +402,20 @@ func checkResynthesis(t *testing.T, k kit.Kit, lane tools.Lane, lanes *refinemen
 		if task.Round != 1 || task.Lane != k.Name || task.Meta["origin"] != "resynthesis" || !slices.Contains(task.Categories, ex.SynthCategory) {
 			t.Errorf("candidate task %+v", task)
 		}
+		// A prepared candidate is the identity of its tasks, so that a
+		// later round drops it again.
+		if _, ok := v.(refinement.Preparer); ok && lanes.TaskHash(task) != lanes.SourceHash(k.Name, prepared.Files, prepared.Prompt) {
+			t.Errorf("task %s: its identity differs from the prepared candidate's", task.Key)
+		}
 	}
 	// The same candidate again is a duplicate of itself.
 	acc, rej, err := refinement.Screen(context.Background(), []refinement.Candidate{c, c}, refinement.ScreenOptions{Lanes: lanes})
 	if err != nil || len(acc) != 1 || len(rej) != 1 {
 		t.Errorf("screening a candidate twice: %d accepted, %d rejected, %v", len(acc), len(rej), err)
 	}
-	if k.Validator == nil {
+	if v == nil {
 		return
 	}
-	v, err := k.Validator(lane)
-	if err != nil {
-		t.Fatalf("validator: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	if err := v.Validate(ctx, c); err != nil {
 		t.Errorf("the validator rejects the example's candidate: %v", err)
 	}

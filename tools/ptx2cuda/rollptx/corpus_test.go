@@ -397,7 +397,34 @@ func loadTaskCorpus(t testing.TB) []corpusFile {
 // -v it prints the figures of ROLLED_PTX_BENCH.md for it.
 func TestTaskCorpus(t *testing.T) {
 	t.Parallel()
-	files := loadTaskCorpus(t)
+	reportCorpus(t, loadTaskCorpus(t))
+}
+
+// TestTritonCorpus: the round trip is exact on the PTX of the 116 Triton
+// kernels torch.compile made for the torch2cuda starter problems (torch
+// 2.11, triton 3.6, H100; kiln ptx harvest-triton); with -v it prints
+// their figures.
+func TestTritonCorpus(t *testing.T) {
+	t.Parallel()
+	names, _ := filepath.Glob(filepath.Join("testdata", "triton", "*.ptx.gz"))
+	if len(names) < 100 {
+		t.Fatalf("%d Triton PTX files in testdata/triton", len(names))
+	}
+	sort.Strings(names)
+	var files []corpusFile
+	for _, n := range names {
+		b, err := gunzipFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, corpusFile{strings.TrimSuffix(filepath.Base(n), ".ptx.gz"), string(b)})
+	}
+	reportCorpus(t, files)
+}
+
+// reportCorpus checks the round trip on every file and logs the length
+// reduction (the figures of ROLLED_PTX_BENCH.md).
+func reportCorpus(t *testing.T, files []corpusFile) {
 	var in, out, inL, outL, folding int
 	var sum float64
 	type row struct {

@@ -1,0 +1,4 @@
+package jobs
+
+// RetryDelay exports retryDelay to the external tests.
+var RetryDelay = retryDelay
