@@ -74,6 +74,8 @@ func (c dispatchConfig) Validate() error {
 		return fmt.Errorf("--nats-replicas %d: the embedded NATS server is a single node: it holds 1 replica (a 3-node cluster of kiln nats-node wants 3)", c.Queue.Replicas)
 	case c.Interval <= 0:
 		return fmt.Errorf("--dispatch-interval %s must be positive", c.Interval)
+	case c.Queue.AckWait != 0 && c.Queue.AckWait < time.Second:
+		return fmt.Errorf("--dispatch-ack-wait %s: at least 1s", c.Queue.AckWait)
 	case c.Retries < 0 || c.Retries > 20:
 		return fmt.Errorf("--dispatch-retries %d must be 0 to 20", c.Retries)
 	case c.Retries > 0 && c.RetryAfter <= 0:

@@ -50,6 +50,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	dispatchEvery := fs.Duration("dispatch-interval", 15*time.Second, "with --dispatch: how often pending verdicts are looked for")
 	dispatchRetries := fs.Int("dispatch-retries", 3, "with --dispatch: how many times a verdict whose job failed (or was dead-lettered) is sent again, as a new job (0: never)")
 	dispatchRetryAfter := fs.Duration("dispatch-retry-after", 5*time.Minute, "with --dispatch: wait before sending a failed job again; doubles with each try")
+	dispatchAckWait := fs.Duration("dispatch-ack-wait", 30*time.Second, "with --dispatch: how long a job may go without word from its worker (workers send in-progress acks every third of it) before it goes to another worker")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
@@ -60,6 +61,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 			Host: *natsHost, TLS: *natsTLS, TLSCert: *natsTLSCert, TLSKey: *natsTLSKey, ClientCA: *natsClientCA}
 		dcfg.Queue.Replicas = *natsReplicas
 		dcfg.Retries, dcfg.RetryAfter = *dispatchRetries, *dispatchRetryAfter
+		dcfg.Queue.AckWait = *dispatchAckWait
 		if *workerNKeys != "" {
 			keys, err := readNKeys(*workerNKeys)
 			if err != nil {
