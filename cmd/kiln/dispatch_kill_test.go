@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nkeys"
 
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
@@ -76,86 +72,16 @@ func init() {
 // the end every pending verdict has exactly one completion: one job result
 // and one new verdict revision, that passes; none is lost.
 func TestDispatchKillWorkers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: compiles CUDA programs and kills worker processes")
-	}
-	for _, tool := range []string{"nvcc", "hipcc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s: cuda-synth verdicts cannot reach the pending GPU stage here", tool)
-		}
-	}
-	dir := t.TempDir()
-	answers, err := os.ReadFile("../../tools/cudasynth/corpus/answers.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "answers.jsonl"), answers, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kp, _ := nkeys.CreateUser()
-	pub, _ := kp.PublicKey()
-	seed, _ := kp.Seed()
-	seedFile, keysFile := filepath.Join(dir, "worker.nk"), filepath.Join(dir, "workers.pub")
-	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keysFile, []byte(pub+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	data := filepath.Join(dir, "data")
-	srv := serveKiln(ctx, t, nil, "--data", data, "--spec-root", dir, "--log-level", "warn",
-		"--dispatch", "--nats-port", "-1", "--worker-nkeys", keysFile, "--dispatch-interval", "300ms",
+	// Four programs, three samples each: twelve verdicts, most pending.
+	dc := startDispatchCampaign(ctx, t, "kill-workers", "{corpus: builtin, limit: 4, samples_per_task: 3}",
 		"--dispatch-ack-wait", "2s", "--dispatch-retries", "0")
-	defer srv.stop(t, 60*time.Second)
-	urlRe := regexp.MustCompile(`job queue on (nats://\S+)`)
-	var natsURL string
-	for deadline := time.Now().Add(60 * time.Second); natsURL == ""; {
-		if m := urlRe.FindStringSubmatch(srv.stderr.String()); m != nil {
-			natsURL = m[1]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start its queue: %s", srv.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-
-	// Four programs, three samples each: twelve pending verdicts.
-	info, err := srv.cl.Submit(ctx, []byte("name: kill-workers\nlane: cuda-synth\ntasks: {corpus: builtin, limit: 4, samples_per_task: 3}\n"+
-		"models: [{name: replay, kind: script, script: answers.jsonl}]\nconcurrency: 2\nagent: {repair_turns: 0, max_tool_calls: 0}\n"))
-	if err != nil {
-		t.Fatalf("submit: %v", err)
-	}
-	ch, err := srv.cl.Watch(ctx, info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state string
-	for p := range ch {
-		state = p.State
-	}
-	if state != "done" {
-		t.Fatalf("campaign ended %s\n%s", state, srv.stderr.String())
-	}
-	st, err := runs.Open(ctx, data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	res, err := st.Results(ctx, info.ID, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pending := map[string]runs.Result{} // by verdict id
-	for _, r := range res {
-		if len(pendingOf(r.Verdict)) > 0 {
-			pending[r.Verdict.ID] = r
-		}
-	}
+	defer dc.srv.stop(t, 60*time.Second)
+	srv, st, dir, natsURL, seedFile := dc.srv, dc.st, dc.dir, dc.natsURL, dc.seedFile
+	pending := dc.pending()
 	if len(pending) < 8 {
-		t.Fatalf("%d pending verdicts of %d results: too few to test with", len(pending), len(res))
+		t.Fatalf("%d pending verdicts of %d results: too few to test with", len(pending), len(dc.results))
 	}
 
 	// Three workers with the 2 s stand-in GPU; kill and restart them at
@@ -270,11 +196,4 @@ func TestDispatchKillWorkers(t *testing.T) {
 		t.Errorf("%d kills, but no job was delivered twice: no kill hit a running job", kills)
 	}
 	t.Logf("%d pending verdicts completed exactly once by 3 worker processes; %d SIGKILLs with restarts, %d redeliveries", len(pending), kills, redelivered)
-}
-
-// pendingOf lists a stored verdict's pending stages.
-func pendingOf(v runs.Verdict) []string {
-	var stages []tools.Stage
-	_ = json.Unmarshal(v.Stages, &stages)
-	return tools.PendingStages(tools.Verdict{Stages: stages})
 }

@@ -40,34 +40,11 @@ func TestDispatchPendingToWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: compiles CUDA programs and waits out redeliveries")
 	}
-	for _, tool := range []string{"nvcc", "hipcc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s: cuda-synth verdicts cannot reach the pending GPU stage here", tool)
-		}
-	}
-	dir := t.TempDir()
-	answers, err := os.ReadFile("../../tools/cudasynth/corpus/answers.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "answers.jsonl"), answers, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kp, _ := nkeys.CreateUser()
-	pub, _ := kp.PublicKey()
-	seed, _ := kp.Seed()
-	seedFile, keysFile := filepath.Join(dir, "worker.nk"), filepath.Join(dir, "workers.pub")
-	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keysFile, []byte("# the GPU worker\n"+pub+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	data := filepath.Join(dir, "data")
-	srv := serveKiln(ctx, t, nil, "--data", data, "--spec-root", dir, "--log-level", "warn",
-		"--dispatch", "--nats-port", "-1", "--worker-nkeys", keysFile, "--dispatch-interval", "300ms")
+	dc := startDispatchCampaign(ctx, t, "gpu-pending", "{corpus: builtin, limit: 2}")
+	srv, stderr, cl, natsURL, seedFile, dir, st := dc.srv, dc.srv.stderr, dc.srv.cl, dc.natsURL, dc.seedFile, dc.dir, dc.st
+	info := struct{ ID string }{dc.campaign}
 	stopped := false
 	stop := func() {
 		if !stopped {
@@ -76,37 +53,6 @@ func TestDispatchPendingToWorker(t *testing.T) {
 		}
 	}
 	defer stop()
-	stderr := srv.stderr
-	urlRe := regexp.MustCompile(`job queue on (nats://\S+)`)
-	var natsURL string
-	for deadline := time.Now().Add(60 * time.Second); natsURL == ""; {
-		if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
-			natsURL = m[1]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start its queue: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cl := srv.cl
-
-	info, err := cl.Submit(ctx, []byte("name: gpu-pending\nlane: cuda-synth\ntasks: {corpus: builtin, limit: 2}\n"+
-		"models: [{name: replay, kind: script, script: answers.jsonl}]\nconcurrency: 2\nagent: {repair_turns: 0, max_tool_calls: 0}\n"))
-	if err != nil {
-		t.Fatalf("submit: %v", err)
-	}
-	ch, err := cl.Watch(ctx, info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var last api.Progress
-	for p := range ch {
-		last = p
-	}
-	if last.State != "done" {
-		t.Fatalf("campaign: %+v\n%s", last, stderr.String())
-	}
 
 	// The worker: this test binary as kiln, with the nkey the daemon lists.
 	var wout syncBuffer
@@ -130,31 +76,18 @@ func TestDispatchPendingToWorker(t *testing.T) {
 		}
 	}()
 
-	// Read the store beside the daemon (WAL: readers are fine).
-	st, err := runs.Open(ctx, data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	res, err := st.Results(ctx, info.ID, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pending := map[string]runs.Result{} // by job id
-	for _, r := range res {
-		var stages []tools.Stage
-		_ = json.Unmarshal(r.Verdict.Stages, &stages)
-		if len(tools.PendingStages(tools.Verdict{Stages: stages})) > 0 {
-			pending[engine.CompleteJobPrefix+r.Verdict.ID] = r
-		}
+	for vid, r := range dc.pending() {
+		pending[engine.CompleteJobPrefix+vid] = r
 	}
 	if len(pending) == 0 {
-		t.Fatalf("no pending verdict among %d results: nothing to dispatch", len(res))
+		t.Fatalf("no pending verdict among %d results: nothing to dispatch", len(dc.results))
 	}
 
 	sawWorker := false
 	deadline := time.Now().Add(2 * time.Minute)
 	var jrs []runs.JobResult
+	var err error
 	for {
 		if !sawWorker {
 			if ws, err := cl.Workers(ctx); err == nil {
@@ -258,4 +191,111 @@ func TestDispatchCapabilities(t *testing.T) {
 	if got := jobCapability(k, plain); got != kit.CapabilityGPU {
 		t.Errorf("ptx2cuda task: capability %q", got)
 	}
+}
+
+// dispatchCampaign is the set-up of the dispatch tests: kiln serve
+// --dispatch (embedded NATS, one worker nkey) and a cuda-synth campaign it
+// ran on this CPU host, answered with the corpus's reference programs, whose
+// GPU run stages are pending.
+type dispatchCampaign struct {
+	dir, natsURL, seedFile string
+	srv                    *servedKiln
+	campaign               string // id
+	st                     *runs.Store
+	results                []runs.Result
+}
+
+// startDispatchCampaign skips the test where cuda-synth cannot reach its
+// pending stage (-short, no nvcc or hipcc); the caller stops srv.
+func startDispatchCampaign(ctx context.Context, t *testing.T, name, tasks string, serveArgs ...string) *dispatchCampaign {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: compiles CUDA programs and runs worker processes")
+	}
+	for _, tool := range []string{"nvcc", "hipcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: cuda-synth verdicts cannot reach the pending GPU stage here", tool)
+		}
+	}
+	dc := &dispatchCampaign{dir: t.TempDir()}
+	answers, err := os.ReadFile("../../tools/cudasynth/corpus/answers.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dc.dir, "answers.jsonl"), answers, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kp, _ := nkeys.CreateUser()
+	pub, _ := kp.PublicKey()
+	seed, _ := kp.Seed()
+	dc.seedFile = filepath.Join(dc.dir, "worker.nk")
+	keysFile := filepath.Join(dc.dir, "workers.pub")
+	if err := os.WriteFile(dc.seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keysFile, []byte("# the GPU worker\n"+pub+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dc.dir, "data")
+	args := append([]string{"--data", data, "--spec-root", dc.dir, "--log-level", "warn",
+		"--dispatch", "--nats-port", "-1", "--worker-nkeys", keysFile, "--dispatch-interval", "300ms"}, serveArgs...)
+	dc.srv = serveKiln(ctx, t, nil, args...)
+	urlRe := regexp.MustCompile(`job queue on (nats://\S+)`)
+	for deadline := time.Now().Add(60 * time.Second); dc.natsURL == ""; {
+		if m := urlRe.FindStringSubmatch(dc.srv.stderr.String()); m != nil {
+			dc.natsURL = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			dc.srv.stop(t, 60*time.Second)
+			t.Fatalf("serve did not start its queue: %s", dc.srv.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	info, err := dc.srv.cl.Submit(ctx, []byte("name: "+name+"\nlane: cuda-synth\ntasks: "+tasks+"\n"+
+		"models: [{name: replay, kind: script, script: answers.jsonl}]\nconcurrency: 2\nagent: {repair_turns: 0, max_tool_calls: 0}\n"))
+	if err != nil {
+		dc.srv.stop(t, 60*time.Second)
+		t.Fatalf("submit: %v", err)
+	}
+	dc.campaign = info.ID
+	ch, err := dc.srv.cl.Watch(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last api.Progress
+	for p := range ch {
+		last = p
+	}
+	if last.State != "done" {
+		t.Fatalf("campaign: %+v\n%s", last, dc.srv.stderr.String())
+	}
+	// Read the store beside the daemon (WAL: readers are fine).
+	if dc.st, err = runs.Open(ctx, data, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dc.st.Close() })
+	if dc.results, err = dc.st.Results(ctx, info.ID, -1); err != nil {
+		t.Fatal(err)
+	}
+	return dc
+}
+
+// pending are the campaign's results whose verdict has pending stages, by
+// verdict id.
+func (dc *dispatchCampaign) pending() map[string]runs.Result {
+	out := map[string]runs.Result{}
+	for _, r := range dc.results {
+		if len(pendingOf(r.Verdict)) > 0 {
+			out[r.Verdict.ID] = r
+		}
+	}
+	return out
+}
+
+// pendingOf lists a stored verdict's pending stages.
+func pendingOf(v runs.Verdict) []string {
+	var stages []tools.Stage
+	_ = json.Unmarshal(v.Stages, &stages)
+	return tools.PendingStages(tools.Verdict{Stages: stages})
 }
