@@ -198,25 +198,7 @@ func TestNATSClusterNodeKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	redelivered := 0
-	for _, r := range rs {
-		if seen[r.JobID] {
-			t.Errorf("job %s stored twice", r.JobID)
-		}
-		seen[r.JobID] = true
-		if r.Status != runs.JobDone {
-			t.Errorf("job %s: %s %s", r.JobID, r.Status, r.Reason)
-		}
-		if r.Deliveries > 1 {
-			redelivered++
-		}
-	}
-	for i := range n {
-		if !seen[fmt.Sprintf("sleep-%03d", i)] {
-			t.Errorf("job sleep-%03d lost", i)
-		}
-	}
+	redelivered := checkSleepResults(t, rs, n)
 	if len(rs) != n {
 		t.Errorf("%d stored results for %d jobs", len(rs), n)
 	}

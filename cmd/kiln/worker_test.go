@@ -176,25 +176,7 @@ func TestWorkerKillRestart(t *testing.T) {
 	if len(rs) != n {
 		t.Fatalf("%d stored results for %d jobs (kills %d)", len(rs), n, kills)
 	}
-	seen := map[string]bool{}
-	redelivered := 0
-	for _, r := range rs {
-		if seen[r.JobID] {
-			t.Errorf("job %s stored twice", r.JobID)
-		}
-		seen[r.JobID] = true
-		if r.Status != runs.JobDone {
-			t.Errorf("job %s: %s %s", r.JobID, r.Status, r.Reason)
-		}
-		if r.Deliveries > 1 {
-			redelivered++
-		}
-	}
-	for i := range n {
-		if !seen[fmt.Sprintf("sleep-%03d", i)] {
-			t.Errorf("job sleep-%03d lost", i)
-		}
-	}
+	redelivered := checkSleepResults(t, rs, n)
 	t.Logf("%d jobs, %d SIGKILLs, %d jobs redelivered, %d duplicate results dropped by the store", n, kills, redelivered, d.dupes.Load())
 	if kills == 0 || redelivered == 0 {
 		t.Errorf("the test killed nothing mid-job (kills %d, redelivered %d)", kills, redelivered)
@@ -253,4 +235,30 @@ func TestWorkerPoisonJob(t *testing.T) {
 		t.Errorf("dead letter subject: %v", err)
 	}
 	t.Logf("poison: %s after %d deliveries; worker restarted %d times", r.Reason, r.Deliveries, restarts)
+}
+
+// checkSleepResults checks the stored results of n sleep jobs (sleep-000,
+// ...): each done, stored once, none lost. It returns how many were
+// delivered more than once.
+func checkSleepResults(t *testing.T, rs []runs.JobResult, n int) (redelivered int) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if seen[r.JobID] {
+			t.Errorf("job %s stored twice", r.JobID)
+		}
+		seen[r.JobID] = true
+		if r.Status != runs.JobDone {
+			t.Errorf("job %s: %s %s", r.JobID, r.Status, r.Reason)
+		}
+		if r.Deliveries > 1 {
+			redelivered++
+		}
+	}
+	for i := range n {
+		if !seen[fmt.Sprintf("sleep-%03d", i)] {
+			t.Errorf("job sleep-%03d lost", i)
+		}
+	}
+	return redelivered
 }
