@@ -148,6 +148,14 @@ type Verdict struct {
 	CreatedAt time.Time
 }
 
+// ClassReferenceError is the verdict class of a task-side fault (the
+// task's own reference failed); it is the same string as
+// tools.ClassReferenceError. Such a verdict is neither a pass nor a fail.
+const ClassReferenceError = "reference_error"
+
+// TaskFault reports whether v blames the task, not the answer.
+func (v Verdict) TaskFault() bool { return !v.Pass && v.Class == ClassReferenceError }
+
 // Pending reports whether v passed every stage that ran but has stages left
 // for another host (skipped stages): not yet a pass, not a failure.
 func (v Verdict) Pending() bool {

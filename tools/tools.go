@@ -80,7 +80,17 @@ const (
 	ClassResourceLimit FailureClass = "resource_limit" // memory, processes, output or file size cap
 	ClassModelError    FailureClass = "model_error"    // the model call failed for good
 	ClassInternal      FailureClass = "internal_error" // our own fault (toolchain missing, disk full)
+	// ClassReferenceError is a task-side fault: the task's own reference
+	// (a KernelBench problem's Model, a Triton reference kernel) timed out,
+	// crashed, ran out of memory or was non-deterministic before or while
+	// the answer was judged. It is never the answer's failure: not counted
+	// as a pass or a fail, never targeted by refinement, listed in reports
+	// as a task fault.
+	ClassReferenceError FailureClass = "reference_error"
 )
+
+// TaskFault reports whether a verdict blames the task, not the answer.
+func (v Verdict) TaskFault() bool { return v.Class == ClassReferenceError }
 
 // ArtifactDomain is the verdict artifact in which a lane records the
 // domain of the answer's program (a label for reports).
