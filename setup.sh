@@ -40,6 +40,8 @@ install() {
 	local pkgs=(gcc g++ libc6-dev binutils make ca-certificates git procps util-linux
 		nvidia-cuda-toolkit hipcc libamdhip64-dev rocm-device-libs llvm-15 lld-15 libhiprand-dev librocrand-dev
 		bubblewrap python3-torch libtorch-dev pybind11-dev ninja-build chromium)
+	# clang-15: the c2x86 peer suite checks that clang's -S output passes the lane.
+	pkgs+=(clang-15)
 	local missing=()
 	for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 	if ! command -v go >/dev/null 2>&1; then missing+=(golang-go); fi

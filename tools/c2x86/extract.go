@@ -73,7 +73,7 @@ func looksLikeAsm(body string) bool {
 			asm++
 		default:
 			word, rest, _ := strings.Cut(strings.ReplaceAll(t, "\t", " "), " ")
-			if isMnemonic(word) && (rest == "" || strings.ContainsAny(rest, "%$") || strings.Contains(rest, "ptr")) {
+			if isMnemonic(word) && (rest == "" || strings.ContainsAny(rest, "%$[") || strings.Contains(strings.ToLower(rest), "ptr")) {
 				asm++
 			} else if isMnemonic(word) && len(strings.Fields(rest)) <= 2 {
 				asm++

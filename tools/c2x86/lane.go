@@ -2,6 +2,9 @@
 // function and writes GNU assembler (AT&T or .intel_syntax) for it; the
 // lane assembles that, links it with the item's test driver and compares
 // the program's output with the output of GCC's own build of the function.
+// Answers in the style of `gcc -S` and `clang -S` (any -O, either syntax,
+// their metadata directives included) are accepted: corpus_peer_test.go
+// checks both compilers' output of the corpus and a mutant of each.
 //
 // # Items
 //
@@ -33,8 +36,10 @@
 //
 // # Verification
 //
-// Stages, in order: "extract" (non-empty answer), "convert" (the symbolic
-// float converter, [ConvertFloats]), "assemble" (as --64), "link" (gcc
+// Stages, in order: "extract" (non-empty answer), "convert" (removal of
+// the metadata-only directives GNU as rejects, such as clang's .addrsig,
+// [StripMetadata], then the symbolic float converter, [ConvertFloats]),
+// "assemble" (as --64), "link" (gcc
 // -no-pie with driver.o and -lm; -no-pie so both RIP-relative and absolute
 // addressing link), "run", "compare" (stdout and exit status). Every
 // compiler, assembler, linker and program run happens in a sandbox box.
@@ -329,14 +334,19 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 	v.Artifacts["answer.s"] = []byte(answer)
 
 	start = time.Now()
-	converted, st, err := ConvertFloats(answerFile, answer)
+	converted, st, stripped, err := prepareAsm(answer)
 	if err != nil {
 		v.stage("convert", false, err.Error(), time.Since(start))
 		v.fail(tools.ClassAssembleError, err.Error())
 		return v.Verdict, nil
 	}
-	v.stage("convert", true, fmt.Sprintf("%d constants, %d comments rewritten", st.Constants, st.Comments), time.Since(start))
+	detail := fmt.Sprintf("%d constants, %d comments rewritten", st.Constants, st.Comments)
+	if s := stripped.String(); s != "" {
+		detail += "; " + s
+	}
+	v.stage("convert", true, detail, time.Since(start))
 	v.Measurements["converted_constants"] = float64(st.Constants)
+	v.Measurements["stripped_directives"] = float64(stripped.Total())
 	if converted != answer {
 		v.Artifacts["converted.s"] = []byte(converted)
 	}
@@ -354,6 +364,15 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 		return tools.Verdict{}, fmt.Errorf("c2x86 verify: %w", err)
 	}
 	return v.Verdict, nil
+}
+
+// prepareAsm is the "convert" stage: it strips the metadata-only
+// directives GNU as rejects ([StripMetadata]), then converts symbolic
+// floats ([ConvertFloats]). Line numbers are kept.
+func prepareAsm(answer string) (string, ConvertStats, StripStats, error) {
+	stripped, ss := StripMetadata(answer)
+	converted, cs, err := ConvertFloats(answerFile, stripped)
+	return converted, cs, ss, err
 }
 
 // build assembles asm and links it with the driver object in box,

@@ -79,9 +79,9 @@ func (l *Lane) Tools(item tools.Item) []tools.Tool {
 	}
 }
 
-// assembleOnly converts and assembles asm.
+// assembleOnly prepares (the convert stage) and assembles asm.
 func (l *Lane) assembleOnly(ctx context.Context, asm string) (string, error) {
-	converted, _, err := ConvertFloats(answerFile, asm)
+	converted, _, _, err := prepareAsm(asm)
 	if err != nil {
 		return err.Error(), nil
 	}
