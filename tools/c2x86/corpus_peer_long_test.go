@@ -5,7 +5,7 @@ package c2x86
 import "testing"
 
 // TestPeerCompilersCorpus runs the peer suite (corpus_peer_test.go) on all
-// 250 corpus items in all ten configurations: 2,500 assemblies and their
+// 250 corpus items in all twelve configurations: 3,000 assemblies and their
 // mutants. Long tier: go test -tags long ./tools/c2x86 -run TestPeerCompilersCorpus
 // (figures in corpus/README.md).
 func TestPeerCompilersCorpus(t *testing.T) {

@@ -87,6 +87,8 @@ func TestMetadataDirectivesInVerify(t *testing.T) {
 	}{
 		{"clang att", clangStyle, tools.ClassNone, ".addrsig (1), .addrsig_sym (1)"},
 		{"clang intel", intel, tools.ClassNone, ".addrsig (1), .addrsig_sym (1)"},
+		{"clang symbolic", strings.Replace(clangStyle, "\t.long\t0x43500000", "\t.float\t208.0", 1), tools.ClassNone, "1 constants"},
+		{"clang ; comment", strings.Replace(clangStyle, "# float 208", "; float 208", 1), tools.ClassNone, "1 comments rewritten"},
 		{"clang data changed", strings.Replace(clangStyle, "0x43500000", "0x43510000", 1), tools.ClassWrongOutput, "expected"},
 		{"unknown directive", strings.Replace(clangStyle, "\t.addrsig\n", "\t.kiln_metadata\n", 1), tools.ClassAssembleError, "unknown pseudo-op: `.kiln_metadata'"},
 		{"set kept", strings.Replace(clangStyle, "\t.long\t0x43500000", "\t.set VAL, 0x43500000\n\t.long\tVAL", 1), tools.ClassNone, ".addrsig (1)"},
