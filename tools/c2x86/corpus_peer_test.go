@@ -347,17 +347,20 @@ func counts(m map[string]int) string {
 
 // peerMutant is asm with one behaviour-changing edit.
 type peerMutant struct {
-	op   string // cond, imm, addsub, data
+	op   string // one of peerOps
 	desc string // line number and the edit
 	asm  string
 }
 
-// Mutation operators, in the order a rotation starts from.
-var peerOps = []string{"cond", "imm", "addsub", "data"}
+// Mutation operators, in the order a rotation starts from: flip a
+// condition code (jcc, setcc), add 1 to an immediate, swap add and sub,
+// flip a high bit of a constant in .rodata/.data, swap SSE mul and div,
+// replace an arithmetic or logic instruction with nop.
+var peerOps = []string{"cond", "imm", "addsub", "data", "muldiv", "drop"}
 
 // peerMutants returns up to max mutants of asm: the operators' sites
 // interleaved (first site of each operator, then second, ...), starting
-// with operator index%4 so the corpus exercises all four.
+// with operator index mod len(peerOps) so the corpus exercises them all.
 func peerMutants(asm string, intel bool, index, max int) []peerMutant {
 	lines := strings.Split(asm, "\n")
 	sites := map[string][]peerMutant{}
@@ -466,6 +469,15 @@ func mutateLine(op, code string, intel bool, section string) (string, bool) {
 			swap := map[string]string{"add": "sub", "sub": "add"}[m[1]]
 			return swap + m[2] + "\t" + rest, true
 		}
+	case "muldiv":
+		if m := mulDivRE.FindStringSubmatch(mn); inText && m != nil {
+			swap := map[string]string{"mul": "div", "div": "mul"}[m[1]]
+			return swap + m[2] + "\t" + rest, true
+		}
+	case "drop":
+		if inText && dropRE.MatchString(mn) && mn != "notrack" && !stackReg.MatchString(rest) {
+			return "nop", true
+		}
 	case "data":
 		if !strings.HasPrefix(section, ".rodata") && !strings.HasPrefix(section, ".data") {
 			return "", false
@@ -493,7 +505,11 @@ func mutateLine(op, code string, intel bool, section string) (string, bool) {
 	return "", false
 }
 
-var addSubRE = regexp.MustCompile(`^(add|sub)([bwlq]|ss|sd|ps|pd)?$`)
+var (
+	addSubRE = regexp.MustCompile(`^(add|sub)([bwlq]|ss|sd|ps|pd)?$`)
+	mulDivRE = regexp.MustCompile(`^(mul|div)(ss|sd)$`)
+	dropRE   = regexp.MustCompile(`^(bswap|neg|not|inc|dec|xor|and|or|sh[lr]|sa[lr]|ro[lr]|i?mul|i?div|sqrt|lea)[a-z]*$`)
+)
 
 // validCC reports whether cc is a condition code GNU as knows after j/set.
 func validCC(cc string) bool {
