@@ -437,30 +437,9 @@ func mutateLine(op, code string, intel bool, section string) (string, bool) {
 			}
 		}
 	case "imm":
-		if !inText || stackReg.MatchString(rest) || strings.HasPrefix(mn, ".") {
-			return "", false
+		if inText && !stackReg.MatchString(rest) && !strings.HasPrefix(mn, ".") {
+			return mutateImm(mn, rest, intel)
 		}
-		ops := strings.Split(rest, ",")
-		k := 0 // AT&T: the immediate is first
-		if intel {
-			k = len(ops) - 1
-		}
-		s := strings.TrimSpace(ops[k])
-		if !intel {
-			if !strings.HasPrefix(s, "$") {
-				return "", false
-			}
-			s = s[1:]
-		}
-		if !numRE.MatchString(s) {
-			return "", false
-		}
-		n, err := strconv.ParseInt(s, 0, 64)
-		if err != nil {
-			return "", false
-		}
-		ops[k] = strings.Replace(ops[k], s, strconv.FormatInt(n+1, 10), 1)
-		return mn + "\t" + strings.Join(ops, ","), true
 	case "addsub":
 		if !inText || stackReg.MatchString(rest) {
 			return "", false
@@ -479,30 +458,61 @@ func mutateLine(op, code string, intel bool, section string) (string, bool) {
 			return "nop", true
 		}
 	case "data":
-		if !strings.HasPrefix(section, ".rodata") && !strings.HasPrefix(section, ".data") {
-			return "", false
+		if strings.HasPrefix(section, ".rodata") || strings.HasPrefix(section, ".data") {
+			return mutateData(mn, rest)
 		}
-		bit := map[string]uint{".long": 30, ".quad": 62, ".byte": 5}[mn]
-		first, more, _ := strings.Cut(rest, ",")
-		first = strings.TrimSpace(first)
-		if bit == 0 || !numRE.MatchString(first) {
-			return "", false
-		}
-		n, err := strconv.ParseInt(first, 0, 64)
-		if err != nil {
-			u, err2 := strconv.ParseUint(first, 0, 64)
-			if err2 != nil {
-				return "", false
-			}
-			n = int64(u)
-		}
-		out := mn + "\t" + strconv.FormatInt(n^(1<<bit), 10)
-		if more != "" {
-			out += "," + more
-		}
-		return out, true
 	}
 	return "", false
+}
+
+// mutateImm adds 1 to the immediate operand (AT&T: the first, $N; Intel:
+// the last, a bare number).
+func mutateImm(mn, rest string, intel bool) (string, bool) {
+	ops := strings.Split(rest, ",")
+	k := 0
+	if intel {
+		k = len(ops) - 1
+	}
+	s := strings.TrimSpace(ops[k])
+	if !intel {
+		if !strings.HasPrefix(s, "$") {
+			return "", false
+		}
+		s = s[1:]
+	}
+	if !numRE.MatchString(s) {
+		return "", false
+	}
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return "", false
+	}
+	ops[k] = strings.Replace(ops[k], s, strconv.FormatInt(n+1, 10), 1)
+	return mn + "\t" + strings.Join(ops, ","), true
+}
+
+// mutateData flips a high bit of the first value of a .long (bit 30: a
+// float's top exponent bit), .quad (bit 62) or .byte (bit 5).
+func mutateData(mn, rest string) (string, bool) {
+	bit := map[string]uint{".long": 30, ".quad": 62, ".byte": 5}[mn]
+	first, more, _ := strings.Cut(rest, ",")
+	first = strings.TrimSpace(first)
+	if bit == 0 || !numRE.MatchString(first) {
+		return "", false
+	}
+	n, err := strconv.ParseInt(first, 0, 64)
+	if err != nil {
+		u, err2 := strconv.ParseUint(first, 0, 64)
+		if err2 != nil {
+			return "", false
+		}
+		n = int64(u)
+	}
+	out := mn + "\t" + strconv.FormatInt(n^(1<<bit), 10)
+	if more != "" {
+		out += "," + more
+	}
+	return out, true
 }
 
 var (

@@ -39,9 +39,9 @@
 // Stages, in order: "extract" (non-empty answer), "convert" (removal of
 // the metadata-only directives GNU as rejects, such as clang's .addrsig,
 // [StripMetadata], then the symbolic float converter, [ConvertFloats]),
-// "assemble" (as --64), "link" (gcc
-// -no-pie with driver.o and -lm; -no-pie so both RIP-relative and absolute
-// addressing link), "run", "compare" (stdout and exit status). Every
+// "assemble" (as --64), "link" (gcc -no-pie with driver.o and -lm;
+// -no-pie so both RIP-relative and absolute addressing link), "run",
+// "compare" (stdout and exit status). Every
 // compiler, assembler, linker and program run happens in a sandbox box.
 // Failure classes: no_answer, assemble_error (converter or assembler
 // errors, with line numbers), link_error, crash (signal), timeout,
