@@ -346,7 +346,9 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 	}
 	v.stage("convert", true, detail, time.Since(start))
 	v.Measurements["converted_constants"] = float64(st.Constants)
-	v.Measurements["stripped_directives"] = float64(stripped.Total())
+	if n := stripped.Total(); n > 0 {
+		v.Measurements["stripped_directives"] = float64(n)
+	}
 	if converted != answer {
 		v.Artifacts["converted.s"] = []byte(converted)
 	}

@@ -105,6 +105,9 @@ func TestMetadataDirectivesInVerify(t *testing.T) {
 			text := v.Diagnostic
 			if v.Pass {
 				text = v.Stages[1].Detail
+				if want := float64(strings.Count(tt.asm, "\t.addrsig")); v.Measurements["stripped_directives"] != want {
+					t.Errorf("stripped_directives %v, want %v", v.Measurements["stripped_directives"], want)
+				}
 			}
 			if !strings.Contains(text, tt.detail) {
 				t.Errorf("%q lacks %q", text, tt.detail)
