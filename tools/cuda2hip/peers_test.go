@@ -28,9 +28,9 @@ package cuda2hip
 // passed. The GPU host completes the saved pending verdicts
 // (peers_gpu_test.go): peers pass, twins fail at run.
 //
-// Tiers: the default tier verifies two peers and the CPU-caught twins
-// (defaultTier); the build tag long adds the other peers and the GPU-only
-// twins' CPU verdicts; -cuda2hip.gpudir=DIR verifies every answer a CPU
+// Tiers: the default tier verifies the two peers of one program and their
+// CPU-caught twins (defaultTier); the build tag long adds the other peers
+// and twins; -cuda2hip.gpudir=DIR verifies every answer a CPU
 // host leaves pending and saves the verdicts for the GPU host.
 
 import (
@@ -105,11 +105,15 @@ var peerAnswers = []peerAnswer{
 		{name: "a cudaDeviceSynchronize hipify missed",
 			old: "CUDA_CHECK(hipDeviceSynchronize());", new: "CUDA_CHECK(cudaDeviceSynchronize());",
 			cpu: string(ClassCUDAInHIP), cpuStage: StageHIPCheck},
+		{name: "a kernel argument dropped", old: "0, 0, d_in, N, d_total);", new: "0, 0, d_in, N);",
+			cpu: string(ClassHIPCompileError), cpuStage: cudasynth.StageHIPCompileAMD},
 	}},
 	{"basic_01_reduce_sum_shfl", "hand", true, []peerEdit{
 		{name: "shuffle loop one step short", old: "delta >= 1", new: "delta > 1", cpu: outPending, gpu: tools.ClassWrongOutput},
 		{name: "__shfl_down_sync kept (HIP 5.2 has none)", old: "__shfl_down(v, delta, KWARP)",
 			new: "__shfl_down_sync(0xffffffffu, v, delta, KWARP)", cpu: string(ClassHIPCompileError), cpuStage: cudasynth.StageHIPCompileAMD},
+		{name: "the kernel renamed", old: "reduceSumKernel", new: "reduceSum", all: true,
+			cpu: string(ClassHIPCompileError), cpuStage: cudasynth.StageRDNA3},
 	}},
 	{"basic_02_stencil1d_radius5", "hipify-perl", false, []peerEdit{
 		{name: "one block too few", old: "dim3(blocks), dim3(BLOCK)", new: "dim3(blocks - 1), dim3(BLOCK)",
@@ -150,17 +154,18 @@ var peerAnswers = []peerAnswer{
 // A tier says which answers a test verifies.
 type tier struct {
 	peer func(peerAnswer) bool
-	twin func(peerEdit) bool
+	twin func(peerAnswer, peerEdit) bool
 }
 
-// defaultTier verifies the quick peers and every twin a CPU host fails
-// (-tags long: every peer and twin); the GPU-only twins cost a full build
-// each for a pending verdict. gpuTier is what the GPU phase saves: every
-// answer a CPU host leaves pending.
+// defaultTier verifies the quick peers (one CUDA program) and their twins
+// a CPU host fails (-tags long: every peer and twin); the GPU-only twins
+// cost a full build each for a pending verdict. gpuTier is what the GPU
+// phase saves: every answer a CPU host leaves pending.
 var (
 	defaultTier = tier{peer: func(p peerAnswer) bool { return p.quick || longTier },
-		twin: func(e peerEdit) bool { return e.cpu != outPending || longTier }}
-	gpuTier = tier{peer: func(peerAnswer) bool { return true }, twin: func(e peerEdit) bool { return e.cpu == outPending }}
+		twin: func(p peerAnswer, e peerEdit) bool { return longTier || p.quick && e.cpu != outPending }}
+	gpuTier = tier{peer: func(peerAnswer) bool { return true },
+		twin: func(_ peerAnswer, e peerEdit) bool { return e.cpu == outPending }}
 )
 
 // peerCase is one answer to verify: a peer or a twin.
@@ -235,7 +240,7 @@ func peerCases(t *testing.T, keep tier) []peerCase {
 			out = append(out, peerCase{name: name, program: prog, answer: answer, cpu: outPending})
 		}
 		for _, e := range p.twins {
-			if !keep.twin(e) {
+			if !keep.twin(p, e) {
 				continue
 			}
 			twin, err := applyEdit(answer, e)

@@ -24,8 +24,9 @@ package ptx2cuda
 // and not passed. The GPU host completes the saved pending verdicts
 // (TestGPUComplete, gpu_test.go): peers pass, twins fail with their class.
 //
-// Tiers: the default tier verifies every peer and the CPU-caught twins;
-// -tags long adds the GPU-only twins' CPU verdicts; TestPeersSaveForGPU
+// Tiers: the default tier verifies the quick peers (two tasks, both
+// styles) and the CPU-caught twins; -tags long adds the other peers and
+// the GPU-only twins' CPU verdicts; TestPeersSaveForGPU
 // (-ptx2cuda.gpudir=DIR) verifies every pending answer and saves it.
 
 import (
@@ -62,7 +63,10 @@ type peerEdit struct {
 // peerAnswer is one decompilation of a task (item/variant) in a style.
 type peerAnswer struct {
 	item, variant, style string
-	twins                []peerEdit
+	// quick peers are verified in the default tier, the others with -tags
+	// long.
+	quick bool
+	twins []peerEdit
 }
 
 // file is the peer's file under testdata/peers.
@@ -73,39 +77,39 @@ func pendingTwin(name, old, new string) peerEdit {
 }
 
 var peerAnswers = []peerAnswer{
-	{"ew_saxpy", "base", "llm", []peerEdit{
+	{"ew_saxpy", "base", "llm", true, []peerEdit{
 		pendingTwin("stride of 128 (elements updated twice)", "idx += 256;", "idx += 128;"),
 		{name: "n taken as a long (the harness passes an int)", old: "int n, float a", new: "long n, float a",
 			cpu: string(tools.ClassCompileError), cpuStage: StageCompile},
 	}},
-	{"ew_saxpy", "base", "mechanical", []peerEdit{
+	{"ew_saxpy", "base", "mechanical", true, []peerEdit{
 		pendingTwin("last of the 4 items skipped", "while (r4 != 4);", "while (r4 != 3);"),
 	}},
-	{"red_block_sum", "b256", "llm", []peerEdit{
+	{"red_block_sum", "b256", "llm", true, []peerEdit{
 		pendingTwin("second load one element early", "in[gid + 256u]", "in[gid + 255u]"),
 	}},
-	{"red_block_sum", "b256", "mechanical", []peerEdit{
+	{"red_block_sum", "b256", "mechanical", true, []peerEdit{
 		pendingTwin("last tree step adds the wrong neighbour", "s[r1] = s[r1] + s[r1 + 1];", "s[r1] = s[r1] + s[r1 + 2];"),
 		{name: "PTX pasted in as inline asm", old: "    float f1 = 0.0f;\n",
 			new: "    float f1;\n    asm(\"mov.f32 %0, 0f00000000;\\n\\tadd.f32 %0, %0, %0;\\n\\tmul.f32 %0, %0, %0;\" : \"=f\"(f1));\n",
 			cpu: string(ClassEmbeddedPTX), cpuStage: StageCheck},
 	}},
-	{"st_stencil1d", "base", "llm", []peerEdit{
+	{"st_stencil1d", "base", "llm", false, []peerEdit{
 		pendingTwin("left padding drops element 0", "src >= 0 && src < n", "src > 0 && src < n"),
 	}},
-	{"st_stencil1d", "base", "mechanical", []peerEdit{
+	{"st_stencil1d", "base", "mechanical", false, []peerEdit{
 		pendingTwin("right halo stored one slot early", "sh[r1 + 261] = f3;", "sh[r1 + 260] = f3;"),
 	}},
-	{"red_dot_shfl", "base", "llm", []peerEdit{
+	{"red_dot_shfl", "base", "llm", false, []peerEdit{
 		pendingTwin("grid stride of half a grid", "gridDim.x * 256u;", "gridDim.x * 128u;"),
 	}},
-	{"norm_softmax", "b256", "llm", []peerEdit{
+	{"norm_softmax", "b256", "llm", false, []peerEdit{
 		pendingTwin("outputs not shifted by the row maximum", "dst[c] = expf(row[c] - mx) * inv;", "dst[c] = expf(row[c]) * inv;"),
 	}},
-	{"mm_tiled", "t16", "llm", []peerEdit{
+	{"mm_tiled", "t16", "llm", false, []peerEdit{
 		pendingTwin("last row left out", "if (row < n && col < n) {", "if (row < n - 1 && col < n) {"),
 	}},
-	{"mm_tiled", "t16", "mechanical", []peerEdit{
+	{"mm_tiled", "t16", "mechanical", false, []peerEdit{
 		pendingTwin("B tile read transposed", "acc = fmaf(sA[ty * 16 + k], sB[k * 16 + tx], acc);", "acc = fmaf(sA[ty * 16 + k], sB[tx * 16 + k], acc);"),
 	}},
 }
@@ -120,7 +124,7 @@ type peerCase struct {
 
 // peerCases builds the answers of the peers and, where keepTwin says so,
 // their twins (each edit checked to apply once).
-func peerCases(t *testing.T, keepTwin func(peerEdit) bool) []peerCase {
+func peerCases(t *testing.T, keepPeer func(peerAnswer) bool, keepTwin func(peerEdit) bool) []peerCase {
 	t.Helper()
 	builtin, bench := loadBoth(t)
 	items := map[string]Item{}
@@ -129,6 +133,9 @@ func peerCases(t *testing.T, keepTwin func(peerEdit) bool) []peerCase {
 	}
 	var out []peerCase
 	for _, p := range peerAnswers {
+		if !keepPeer(p) {
+			continue
+		}
 		it, ok := items[p.item]
 		if !ok {
 			t.Fatalf("no corpus item %s", p.item)
@@ -206,7 +213,8 @@ func TestPeers(t *testing.T) {
 		t.Skip("a GPU host: run and compare would not be pending (TestGPUComplete completes saved verdicts there)")
 	}
 	l := lane(t)
-	cases := peerCases(t, func(e peerEdit) bool { return e.cpu != outPending || longTier })
+	cases := peerCases(t, func(p peerAnswer) bool { return p.quick || longTier },
+		func(e peerEdit) bool { return e.cpu != outPending || longTier })
 	start := time.Now()
 	for _, c := range cases {
 		checkCPU(t, l, c)
@@ -233,7 +241,8 @@ func TestPeersSaveForGPU(t *testing.T) {
 	l := lane(t)
 	var entries []gpuEntry
 	var arts []map[string][]byte
-	for _, c := range peerCases(t, func(e peerEdit) bool { return e.cpu == outPending }) {
+	all := func(peerAnswer) bool { return true }
+	for _, c := range peerCases(t, all, func(e peerEdit) bool { return e.cpu == outPending }) {
 		v := checkCPU(t, l, c)
 		expect := outPass
 		if c.gpu != "" {
