@@ -21,6 +21,12 @@ package ptx2cuda
 // ratio, kernel times) go to the file KILN_PTX2CUDA_RESULTS names, as
 // JSON. GPU_RESULTS.md has a run's results.
 //
+// The peer suite (peers_test.go) has a first phase of its own,
+// TestPeersSaveForGPU (-run TestPeersSaveForGPU with
+// -ptx2cuda.gpudir=$PWD/carry/ptx2cuda-peers); complete it with this test
+// and -ptx2cuda.gpudir=../../carry/ptx2cuda-peers: peers must pass, twins
+// fail with their class.
+//
 // Program tasks (program.go) have a first phase of their own,
 // TestPrepareProgramGPUCheck (-run TestPrepareProgramGPUCheck with the same
 // -ptx2cuda.gpudir), which writes carry/ptx2cuda/programs; complete it with
@@ -58,8 +64,8 @@ type gpuFigure struct {
 }
 
 // TestGPUComplete completes every saved verdict on this host's GPU: the
-// reference answers pass with NAE 0, the wrong kernels fail with their
-// classes at run or compare.
+// reference answers pass with NAE 0, peer answers pass, the wrong kernels
+// and the peers' twins fail with their classes at run or compare.
 func TestGPUComplete(t *testing.T) {
 	if *gpuDirFlag == "" {
 		t.Fatal("-ptx2cuda.gpudir is required (the first phase's folder)")
@@ -103,10 +109,10 @@ func TestGPUComplete(t *testing.T) {
 			t.Errorf("%s %s: still pending %v", e.Task, e.Answer, tools.PendingStages(v))
 		case got != e.Expect:
 			t.Errorf("%s %s: %s at %s, want %s: %.400s", e.Task, e.Answer, got, v.Stage, e.Expect, v.Diagnostic)
-		case e.Expect == "pass" && v.Measurements["nae_max"] != 0:
+		case e.Answer == "reference" && v.Measurements["nae_max"] != 0:
 			t.Errorf("%s: the reference against itself: NAE %g", e.Task, v.Measurements["nae_max"])
 		}
-		if e.Expect == "pass" && f.LatencyRatio > 0 {
+		if e.Answer == "reference" && f.LatencyRatio > 0 {
 			ratios = append(ratios, f.LatencyRatio)
 		}
 		t.Logf("%-28s %-26s %-13s NAE %-8.3g ratio %.3f (%.4f / %.4f ms)", e.Task, e.Answer, got, f.NAE, f.LatencyRatio,

@@ -48,7 +48,16 @@ type asmInfo struct {
 type asmFunc struct {
 	instructions int
 	data         int
+	// endpgm: the body has an s_endpgm; last is its last instruction's
+	// mnemonic (trailing s_code_end and s_nop padding skipped).
+	endpgm bool
+	last   string
 }
+
+// terminators end a code path: control does not run on to the next
+// instruction.
+var terminators = map[string]bool{"s_endpgm": true, "s_endpgm_saved": true, "s_endpgm_ordered_ps_done": true,
+	"s_branch": true, "s_setpc_b64": true}
 
 // asmLine is a line of the answer (1-based) and its text.
 type asmLine struct {
@@ -254,6 +263,13 @@ func scanAsm(text string) asmInfo {
 		}
 		if cur != nil {
 			cur.instructions++
+			switch m := strings.ToLower(strings.Fields(line)[0]); m {
+			case "s_code_end", "s_nop":
+			case "s_endpgm":
+				cur.endpgm, cur.last = true, m
+			default:
+				cur.last = m
+			}
 		}
 		for _, part := range strings.Split(line, "::") {
 			if f := strings.Fields(part); len(f) > 0 {

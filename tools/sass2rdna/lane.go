@@ -28,8 +28,11 @@
 //
 //	extract     the answer is not blank (else no_answer)
 //	check       static checks: .amdgcn_target "amdgcn-amd-amdhsa--gfx1100";
-//	              an .amdhsa_kernel block and a code label for every kernel
-//	              (descriptor_error); no machine code as data: no data
+//	              an .amdhsa_kernel block and a code label for every kernel,
+//	              whose code has an s_endpgm and does not run off its end
+//	              (its last instruction, s_code_end and s_nop padding aside,
+//	              is s_endpgm, s_branch or s_setpc_b64) (descriptor_error);
+//	              no machine code as data: no data
 //	              directive (.byte/.long/.quad ...) in code sections, none
 //	              holding the s_endpgm word (0xbfb00000) in data sections;
 //	              no .incbin/.include, no directive spelled through macro
@@ -42,9 +45,14 @@
 //	              kernel's code symbol (global function, 256-byte aligned)
 //	              and descriptor symbol <kernel>.kd (global, 64 bytes) whose
 //	              entry offset points at the code, LDS and VGPR counts
-//	              within gfx1100's limits, and an AMDGPU metadata note naming
-//	              every kernel (descriptor_error). It runs after link, where
-//	              the descriptor's entry offset is resolved.
+//	              within gfx1100's limits, an AMDGPU metadata note naming
+//	              every kernel, and a kernarg segment that holds the kernel's
+//	              arguments: the descriptor's kernarg size equals the
+//	              metadata's .kernarg_segment_size, every argument the
+//	              metadata lays out fits in it, and so do the arguments
+//	              hipcc's kernel takes from the host program
+//	              (descriptor_error). It runs after link, where the
+//	              descriptor's entry offset is resolved.
 //	similarity  the cosine similarity of the answer's opcode histogram and
 //	              the reference RDNA3's (hipcc -Os --offload-arch=gfx1100
 //	              --cuda-device-only -S of program.hip, cached): recorded as
@@ -67,8 +75,10 @@
 // overlaps a source ("destination must be different than all sources"):
 // GFX11.0 has a hardware bug in these instructions' forwarding, so LLVM
 // marks the destination early-clobber, yet LLVM 15's code generator (hipcc
-// 5.2) still emits the overlap. Of the 47 translatable programs of the
-// cuda-synth corpus, hipcc's gfx1100 assembly of 34 has it (63
+// 5.2) still emits the overlap (LLVM issue #59358; later LLVM code
+// generators apply the workaround on GFX11.0 and drop it for GFX11.5 and
+// GFX12, whose hardware lacks the bug). Of the 47 translatable programs of
+// the cuda-synth corpus, hipcc's gfx1100 assembly of 34 has it (63
 // instructions in all) and does not assemble; the other 13 assemble as
 // printed (CASS-Bench set: 8 of 20 have it, 14 instructions). The lane keeps llvm-mc's judgement (the code object is what an
 // AMD host would run, and there is no other assembler): such answers fail
@@ -134,8 +144,9 @@ var stageOrder = []string{StageExtract, StageCheck, StageAssemble, StageLink, St
 
 // Failure classes of this lane beyond the shared ones.
 const (
-	// ClassDescriptor: the target, a kernel's descriptor, symbols or
-	// metadata are missing or wrong.
+	// ClassDescriptor: the target, a kernel's label, end (s_endpgm),
+	// descriptor, symbols, kernarg segment or metadata are missing or
+	// wrong.
 	ClassDescriptor tools.FailureClass = "descriptor_error"
 	// ClassEmbeddedCode: machine code smuggled in as data, or files read
 	// at assembly time.
@@ -423,6 +434,9 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 	// symbols
 	start = time.Now()
 	found, problems := checkCodeObject(co, kernels)
+	if len(problems) == 0 {
+		problems = kernargProblems(found, metadataKernels(answer), ref.meta)
+	}
 	if len(problems) > 0 {
 		return b.fail(StageSymbols, ClassDescriptor, strings.Join(problems, "\n"), time.Since(start)), nil
 	}
@@ -462,6 +476,15 @@ func checkStatic(info asmInfo, kernels []string) []string {
 	for _, k := range kernels {
 		if _, ok := info.funcs[k]; !ok {
 			problems = append(problems, fmt.Sprintf("kernel %s has no code label (%s:) in a code section", k, k))
+		}
+	}
+	for _, k := range kernels {
+		switch f := info.funcs[k]; {
+		case f == nil:
+		case !f.endpgm:
+			problems = append(problems, fmt.Sprintf("kernel %s has no s_endpgm: its waves never end (end every path of a kernel with s_endpgm)", k))
+		case !terminators[f.last]:
+			problems = append(problems, fmt.Sprintf("kernel %s's code ends with %s: control runs off its end into whatever follows (end it with s_endpgm or s_branch)", k, f.last))
 		}
 	}
 	for _, k := range kernels {

@@ -109,7 +109,7 @@ func TestVerifyStages(t *testing.T) {
 		{"renamed kernel", strings.ReplaceAll(right, "_Z11jacobiSweepPKfPfS0_", "jacobi"), StageCheck, ClassDescriptor, "desc.missing_kernel", "no code label"},
 		{"data in code", strings.Replace(right, "s_endpgm\n", ".long 0xbfb00000\n", 1), StageCheck, ClassEmbeddedCode, "embed.data_in_code", "data directive"},
 		{"incbin", right + "\n\t.section .rodata\n\t.incbin \"/etc/passwd\"\n", StageCheck, ClassEmbeddedCode, "embed.file_read", "read files"},
-		{"mnemonic", strings.Replace(right, "s_endpgm", "EXIT", 1), StageAssemble, tools.ClassAssembleError, "asm.mnemonic", "invalid instruction"},
+		{"mnemonic", strings.Replace(right, "s_endpgm", "EXIT\n\ts_endpgm", 1), StageAssemble, tools.ClassAssembleError, "asm.mnemonic", "invalid instruction"},
 		{"mad overlap", strings.Replace(right, "s_endpgm", "v_mad_u64_u32 v[1:2], null, s0, s15, v[0:1]\n\ts_endpgm", 1),
 			StageAssemble, tools.ClassAssembleError, "asm.mad64_overlap", "free VGPR pair"},
 		{"undefined symbol", strings.Replace(right, "s_endpgm", "s_getpc_b64 s[0:1]\n\ts_add_u32 s0, s0, nowhere@rel32@lo+4\n\ts_endpgm", 1),

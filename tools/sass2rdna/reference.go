@@ -25,6 +25,8 @@ type Reference struct {
 	Kernels []string
 
 	descriptors map[string]kernelDescriptor
+	// meta is its metadata's kernels (kernarg layout) by name.
+	meta map[string]metaKernel
 }
 
 // HIPSource returns the item's HIP program: Files["program.hip"], else the
@@ -72,7 +74,8 @@ func (l *Lane) Reference(ctx context.Context, item tools.Item) (*Reference, erro
 		return nil, fmt.Errorf("%w: hipcc cannot build the item's HIP program for gfx1100: %s", tools.ErrBadItem, diagnostic(res, l.cfg.DiagnosticLines))
 	}
 	asm := string(res.Entry.Files["reference.s"])
-	ref := &Reference{HIP: hip, RDNA3: asm, Kernels: cudasynth.KernelsRDNA(asm), descriptors: referenceDescriptors(asm)}
+	ref := &Reference{HIP: hip, RDNA3: asm, Kernels: cudasynth.KernelsRDNA(asm), descriptors: referenceDescriptors(asm),
+		meta: metadataKernels(asm)}
 	if len(ref.Kernels) == 0 {
 		return nil, fmt.Errorf("%w: the item's HIP program defines no kernel", tools.ErrBadItem)
 	}

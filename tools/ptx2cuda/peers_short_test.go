@@ -1,0 +1,7 @@
+//go:build !long
+
+package ptx2cuda
+
+// longTier is false in the default tier: TestPeers verifies the peers and
+// the twins a CPU host fails, not the GPU-only twins.
+const longTier = false
