@@ -242,9 +242,9 @@ func (c Config) Validate() error {
 
 // Lane is the torch2cuda verifier.
 type Lane struct {
-	cfg      Config
-	batches  *batcher
-	checks   singleflight.Group // one check per problem at a time
+	cfg     Config
+	batches *batcher
+	checks  singleflight.Group // one check per problem at a time
 	// checkRun checks problems with the judge (runChecks; a fake in tests).
 	checkRun func(ctx context.Context, refs []string) ([]ProblemCheck, error)
 	archOnce sync.Once
