@@ -8,12 +8,23 @@
 //   - extract: a Python answer defining ModelNew;
 //   - static: the module parses (python3's ast, in the sandbox) and builds
 //     custom CUDA code (load_inline or load with a __global__ function);
+//   - problem-check (only when it fails): the problem's own check
+//     (check.go, "judge.py check", cached by problem, judge and device):
+//     the reference loads, runs and agrees with itself on the same inputs.
+//     A problem that fails it is a task fault (tools.ClassReferenceError,
+//     the diagnostic naming the reason: timeout, oom, crash,
+//     nondeterministic, invalid), never the answer's failure; the lane is a
+//     tools.TaskChecker, so the engine runs the check before any model
+//     call. The check's figures set the evaluation's time and memory
+//     limits;
 //   - gpu-judge: judge/judge.py in the sandbox with the GPU: compile (cached
 //     by content), correctness over several seeded trials with a
 //     magnitude-aware tolerance, inputs unmodified, anti-cheat checks (no
 //     custom kernel launched, torch fallback, results cached across calls,
 //     unsynchronised side streams, timing tampering), then timing with CUDA
-//     events and L2 flushes against the reference in the same process.
+//     events and L2 flushes against the reference in the same process. A
+//     reference that fails there (before any candidate code ran) is a task
+//     fault too, once the GPU has passed its health probe (health.go).
 //
 // On a host without an NVIDIA GPU (or without a CUDA build of torch) the
 // gpu-judge stage is skipped: the verdict is pending, the candidate kept
