@@ -163,6 +163,18 @@ type Completer interface {
 	Complete(ctx context.Context, item Item, prev Verdict) (Verdict, error)
 }
 
+// TaskChecker is a lane that can check a task's own input (a problem's
+// reference) before any model is asked to solve it. The engine calls
+// CheckTask before an attempt's first model call; a verdict whose
+// TaskFault() is true ends the attempt with it, and no model is called.
+// Any other verdict (the zero one included) lets the attempt go on: a
+// check that cannot run on this host (no GPU) is no fault. An error means
+// the check itself broke, as a verifier's error does. Implementations
+// cache their checks: the engine asks once per attempt.
+type TaskChecker interface {
+	CheckTask(ctx context.Context, item Item) (Verdict, error)
+}
+
 // PendingStages lists the stages of v that were skipped.
 func PendingStages(v Verdict) []string {
 	var out []string

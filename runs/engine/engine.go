@@ -410,6 +410,9 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 		},
 	}
 	item := tools.Item{Lane: t.Lane, Files: t.Files, Meta: t.Meta}
+	if done, err := r.checkTask(ctx, actx, lease, log, rec, item, &stats); done || err != nil {
+		return err
+	}
 	res, err := loop.Run(actx, r.plan.System, t.Prompt, item)
 	if res != nil {
 		stats.Model, stats.Endpoint = res.Model, res.Endpoint
@@ -469,6 +472,39 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 	stats.Outcome, stats.Class = OutcomeJudged, VerdictClass(finalVerdict(res))
 	log.Debug("attempt judged", "pass", v.Pass, "class", v.Class)
 	return nil
+}
+
+// checkTask asks a lane that checks tasks (tools.TaskChecker) whether the
+// task can be judged at all. When it cannot (a TaskFault verdict: the
+// task's own reference is broken), the attempt ends with that verdict and
+// no model is called: done is true. An error of the check abandons the
+// attempt as a verifier's would.
+func (r *runner) checkTask(ctx, actx context.Context, lease *runs.Lease, log *slog.Logger, rec runs.Attempt, item tools.Item,
+	stats *AttemptStats) (done bool, err error) {
+	tc, ok := r.plan.Lane.(tools.TaskChecker)
+	if !ok {
+		return false, nil
+	}
+	fault, err := tc.CheckTask(actx, item)
+	if err != nil {
+		return true, r.abandon(ctx, lease, log, fmt.Errorf("check task: %w", err))
+	}
+	if !fault.TaskFault() {
+		return false, nil
+	}
+	rec.FinishedAt = time.Now().UTC()
+	v := r.toVerdict(fault)
+	v.Labels = r.plan.Labels.Of(lease.Task, rec, v, fault.Artifacts)
+	if err := r.e.Store.Finish(context.WithoutCancel(ctx), lease, rec, v); err != nil {
+		if errors.Is(err, runs.ErrLeaseLost) {
+			stats.Outcome = OutcomeLost
+			return true, nil
+		}
+		return true, fmt.Errorf("store verdict: %w", err)
+	}
+	stats.Outcome, stats.Class = OutcomeJudged, VerdictClass(fault)
+	log.Info("task fault: the task cannot be judged; no model called", "class", string(fault.Class), "diagnostic", fault.Diagnostic)
+	return true, nil
 }
 
 // abandon handles an attempt the loop could not finish (answer could not be

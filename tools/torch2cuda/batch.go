@@ -49,6 +49,7 @@ type judgeJob struct {
 	built     map[string][]byte // its build folder's kept files
 	done      chan judgeOut     // buffered: the runner never blocks on it
 	requeues  int               // times put back after its GPU failed a probe
+	lim       evalLimits        // from the problem's check
 }
 
 type judgeOut struct {
@@ -115,9 +116,9 @@ func (b *batcher) initGPU(cfg Config) {
 
 // judge evaluates one candidate (see batcher); an error means the judge
 // could not run, not that the answer failed.
-func (l *Lane) judge(ctx context.Context, ref, cand string) (judgeResult, []byte, error) {
+func (l *Lane) judge(ctx context.Context, ref, cand string, lim evalLimits) (judgeResult, []byte, error) {
 	arch := l.arch(ctx)
-	j := &judgeJob{ctx: ctx, ref: ref, cand: cand, key: l.cacheKey(cand, arch), done: make(chan judgeOut, 1)}
+	j := &judgeJob{ctx: ctx, ref: ref, cand: cand, key: l.cacheKey(cand, arch), done: make(chan judgeOut, 1), lim: lim}
 	built, err := l.build(ctx, j.key, ref, cand, arch)
 	if err != nil {
 		return judgeResult{}, nil, err
@@ -396,7 +397,16 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 		return fail(err)
 	}
 	n := len(jobs)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n+1)*l.cfg.RunTimeout+5*time.Minute)
+	// Each evaluation may take its reference stage's time and its own.
+	var each time.Duration
+	var rss int64
+	for _, j := range jobs {
+		each += 2 * max(j.lim.timeout, l.cfg.RunTimeout)
+		rss = max(rss, j.lim.rss)
+	}
+	lim := l.judgeLimits(1, 1, each)
+	lim.RSS = max(lim.RSS, rss)
+	ctx, cancel := context.WithTimeout(context.Background(), lim.Wall+5*time.Minute)
 	defer cancel()
 	arch := l.arch(ctx)
 	var lines bytes.Buffer
@@ -410,8 +420,9 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 			files["build/"+j.key+"/"+name] = b
 			size += int64(len(b))
 		}
-		b, _ := json.Marshal(map[string]string{"id": strconv.Itoa(i), "reference": dir + "/reference.py",
-			"candidate": dir + "/candidate.py", "build_dir": "build/" + j.key})
+		t := max(j.lim.timeout, l.cfg.RunTimeout).Seconds()
+		b, _ := json.Marshal(map[string]any{"id": strconv.Itoa(i), "reference": dir + "/reference.py",
+			"candidate": dir + "/candidate.py", "build_dir": "build/" + j.key, "timeout": t, "reference_timeout": t})
 		lines.Write(append(b, '\n'))
 	}
 	files["jobs.jsonl"] = lines.Bytes()
@@ -432,7 +443,7 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 	} else {
 		argv = append(argv, "--device", "cpu")
 	}
-	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), GPU: onGPU, Limits: l.judgeLimits(n, 1, l.cfg.RunTimeout)})
+	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), GPU: onGPU, Limits: lim})
 	if err != nil {
 		return faulted(fail(fmt.Errorf("torch2cuda judge: %w", err)), "the judge did not run: "+err.Error())
 	}

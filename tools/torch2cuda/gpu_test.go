@@ -207,7 +207,7 @@ func TestQuarantineOnGPU(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i], _, errs[i] = l.judge(ctx, p.ref, p.cand)
+			res[i], _, errs[i] = l.judge(ctx, p.ref, p.cand, evalLimits{})
 		}()
 	}
 	wg.Wait()

@@ -37,11 +37,19 @@ func Kit() kit.Kit {
 			Flags:       verifyFlags,
 			ExitPending: true,
 		},
+		Commands: []kit.Command{checkProblemsCommand()},
 	}
 }
 
 func open(_ context.Context, h kit.Host, _ sandboxes.Limits) (tools.Lane, error) {
-	reg, err := h.Toolchains(context.Background(), false)
+	return openLane(context.Background(), h, nil)
+}
+
+// openLane opens the lane on h's sandbox and toolchains, with one slot per
+// GPU and the cache in the data folder; set, when not nil, changes the
+// configuration first.
+func openLane(ctx context.Context, h kit.Host, set func(*Config)) (*Lane, error) {
+	reg, err := h.Toolchains(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +58,12 @@ func open(_ context.Context, h kit.Host, _ sandboxes.Limits) (tools.Lane, error)
 		return nil, err
 	}
 	gpus := max(len(reg.GPU().Devices), 1)
-	return New(Config{Sandbox: r, Toolchains: reg, GPUSlots: gpus, GPUs: gpus, CompileParallel: runtime.NumCPU(),
-		CacheDir: filepath.Join(h.DataDir, "torch2cuda-cache"), Logger: h.Log})
+	cfg := Config{Sandbox: r, Toolchains: reg, GPUSlots: gpus, GPUs: gpus, CompileParallel: runtime.NumCPU(),
+		CacheDir: filepath.Join(h.DataDir, "torch2cuda-cache"), Logger: h.Log}
+	if set != nil {
+		set(&cfg)
+	}
+	return New(cfg)
 }
 
 // source reads problems (tasks.corpus: "builtin" or a folder laid out as

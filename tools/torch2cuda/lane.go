@@ -8,12 +8,23 @@
 //   - extract: a Python answer defining ModelNew;
 //   - static: the module parses (python3's ast, in the sandbox) and builds
 //     custom CUDA code (load_inline or load with a __global__ function);
+//   - problem-check (only when it fails): the problem's own check
+//     (check.go, "judge.py check", cached by problem, judge and device):
+//     the reference loads, runs and agrees with itself on the same inputs.
+//     A problem that fails it is a task fault (tools.ClassReferenceError,
+//     the diagnostic naming the reason: timeout, oom, crash,
+//     nondeterministic, invalid), never the answer's failure; the lane is a
+//     tools.TaskChecker, so the engine runs the check before any model
+//     call. The check's figures set the evaluation's time and memory
+//     limits;
 //   - gpu-judge: judge/judge.py in the sandbox with the GPU: compile (cached
 //     by content), correctness over several seeded trials with a
 //     magnitude-aware tolerance, inputs unmodified, anti-cheat checks (no
 //     custom kernel launched, torch fallback, results cached across calls,
 //     unsynchronised side streams, timing tampering), then timing with CUDA
-//     events and L2 flushes against the reference in the same process.
+//     events and L2 flushes against the reference in the same process. A
+//     reference that fails there (before any candidate code ran) is a task
+//     fault too, once the GPU has passed its health probe (health.go).
 //
 // On a host without an NVIDIA GPU (or without a CUDA build of torch) the
 // gpu-judge stage is skipped: the verdict is pending, the candidate kept
@@ -35,6 +46,7 @@ import (
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"golang.org/x/sync/singleflight"
 )
 
 // LaneName is the lane's name in specs and records.
@@ -85,9 +97,34 @@ type Config struct {
 	Tolerance string
 	// Timeout bounds one candidate's build (default 10 min).
 	Timeout time.Duration
-	// RunTimeout bounds one evaluation on the GPU once built: trials,
-	// anti-cheat checks and timing (default 45 s). A hung kernel costs it.
+	// RunTimeout is the floor of the time one evaluation on the GPU may
+	// take once built: the candidate's trials, anti-cheat checks and
+	// timing (default 45 s); the reference stage before them gets as
+	// much again, never charged to the candidate. A hung kernel costs it.
+	// The time given is RunTimeoutScale times the reference's cost
+	// measured by the problem check (a forward plus an input draw), at
+	// least RunTimeout and at most MaxRunTimeout.
 	RunTimeout time.Duration
+	// RunTimeoutScale: see RunTimeout (default 200: an evaluation runs the
+	// reference about 70 times, the candidate as often).
+	RunTimeoutScale float64
+	// MaxRunTimeout caps the derived run timeout (default 15 min).
+	MaxRunTimeout time.Duration
+	// CheckTimeout bounds one problem's check (default 3 min): judge.py
+	// check before a problem's first candidate (and, through
+	// tools.TaskChecker, before the first model call): load, build, draw
+	// the inputs, two runs compared, a few timed. A problem that fails it
+	// is a task fault (tools.ClassReferenceError). Checks are cached by
+	// problem, judge and device in CacheDir/checks.
+	CheckTimeout time.Duration
+	// MaxJudgeRSS caps the judge's host memory (default 110 GiB). A judge
+	// batch gets 16 GiB plus 6 GiB per parallel evaluation, or
+	// RSSScale times the largest peak resident memory that its problems'
+	// checks measured, whichever is more, up to MaxJudgeRSS. Problem
+	// checks get MaxJudgeRSS.
+	MaxJudgeRSS int64
+	// RSSScale: see MaxJudgeRSS (default 3).
+	RSSScale float64
 	// GPUSlots bounds the judge processes that run at once (default 1);
 	// slot i judges on GPU i mod GPUs, so GPUSlots = 2*GPUs puts two on
 	// each GPU.
@@ -144,6 +181,21 @@ func (c Config) withDefaults() Config {
 	if c.RunTimeout == 0 {
 		c.RunTimeout = 45 * time.Second
 	}
+	if c.RunTimeoutScale == 0 {
+		c.RunTimeoutScale = 200
+	}
+	if c.MaxRunTimeout == 0 {
+		c.MaxRunTimeout = 15 * time.Minute
+	}
+	if c.CheckTimeout == 0 {
+		c.CheckTimeout = 3 * time.Minute
+	}
+	if c.MaxJudgeRSS == 0 {
+		c.MaxJudgeRSS = 110 << 30
+	}
+	if c.RSSScale == 0 {
+		c.RSSScale = 3
+	}
 	if c.GPUSlots == 0 {
 		c.GPUSlots = 1
 	}
@@ -189,21 +241,31 @@ func (c Config) Validate() error {
 		return errors.New("torch2cuda: timeout under a second or negative GPU slots")
 	case c.ProbeTimeout < time.Second || c.ReprobeInterval < 0:
 		return errors.New("torch2cuda: probe timeout under a second or negative reprobe interval")
+	case c.RunTimeoutScale < 0 || c.RSSScale < 0 || c.MaxJudgeRSS < 1<<30:
+		return fmt.Errorf("torch2cuda: run timeout scale %g, RSS scale %g: want >= 0; max judge RSS %d: want >= 1 GiB",
+			c.RunTimeoutScale, c.RSSScale, c.MaxJudgeRSS)
+	case c.MaxRunTimeout < c.RunTimeout || c.CheckTimeout < time.Second:
+		return fmt.Errorf("torch2cuda: max run timeout %s under the run timeout %s, or check timeout %s under a second",
+			c.MaxRunTimeout, c.RunTimeout, c.CheckTimeout)
 	}
 	return nil
 }
 
 // Lane is the torch2cuda verifier.
 type Lane struct {
-	cfg      Config
-	batches  *batcher
+	cfg     Config
+	batches *batcher
+	checks  singleflight.Group // one check per problem at a time
+	// checkRun checks problems with the judge (runChecks; a fake in tests).
+	checkRun func(ctx context.Context, refs []string) ([]ProblemCheck, error)
 	archOnce sync.Once
 	archList string
 }
 
 var (
-	_ tools.Lane      = (*Lane)(nil)
-	_ tools.Completer = (*Lane)(nil)
+	_ tools.Lane        = (*Lane)(nil)
+	_ tools.Completer   = (*Lane)(nil)
+	_ tools.TaskChecker = (*Lane)(nil)
 )
 
 // New returns a lane.
@@ -214,6 +276,7 @@ func New(cfg Config) (*Lane, error) {
 	}
 	l := &Lane{cfg: cfg}
 	l.batches = newBatcher(l)
+	l.checkRun = l.runChecks
 	return l, nil
 }
 
@@ -359,10 +422,24 @@ func (l *Lane) Complete(ctx context.Context, item tools.Item, prev tools.Verdict
 	return l.judgeInto(ctx, v, ref, cand)
 }
 
-// judgeInto runs the judge and adds its stage, measurements and class.
+// judgeInto checks the problem (cached), runs the judge within the limits
+// the check sets, and adds its stage, measurements and class. A problem
+// that fails its check, or whose reference fails in the judge, gives a
+// task fault (tools.ClassReferenceError), never the candidate's failure.
 func (l *Lane) judgeInto(ctx context.Context, v *verdict, ref, cand string) (tools.Verdict, error) {
 	start := time.Now()
-	res, raw, err := l.judge(ctx, ref, cand)
+	chk, err := l.checkOne(ctx, ref)
+	if err != nil {
+		return tools.Verdict{}, err
+	}
+	if !chk.OK {
+		fv := l.checkVerdict(chk)
+		for k, b := range fv.Artifacts {
+			v.v.Artifacts[k] = b
+		}
+		return v.fail(StageCheck, tools.ClassReferenceError, time.Since(start), fv.Diagnostic), nil
+	}
+	res, raw, err := l.judge(ctx, ref, cand, l.evalLimits(chk))
 	if err != nil {
 		return tools.Verdict{}, err
 	}
@@ -382,6 +459,12 @@ func (l *Lane) judgeInto(ctx context.Context, v *verdict, ref, cand string) (too
 		class = ClassRuntimeError
 	}
 	diag := res.Diagnostic
+	if res.RefError && !res.JudgeError {
+		// Nothing of the candidate ran: the problem's fault (health.go has
+		// probed the GPU, which is healthy, or the evaluation would have
+		// been requeued).
+		return v.fail(StageJudge, tools.ClassReferenceError, time.Since(start), refErrorDiag(res.RefReason, diag)), nil
+	}
 	if len(res.Suspicion) > 0 {
 		diag = "suspected cheating: " + strings.Join(res.Suspicion, "; ") + "\n" + diag
 	}
@@ -450,6 +533,9 @@ type judgeResult struct {
 	// JudgeError: the judge's own code failed.
 	RefError   bool `json:"reference_error"`
 	JudgeError bool `json:"judge_error"`
+	// RefReason is why the reference failed: timeout, oom, crash,
+	// nondeterministic or invalid.
+	RefReason string `json:"reference_reason"`
 }
 
 func (r judgeResult) measurements() map[string]float64 {

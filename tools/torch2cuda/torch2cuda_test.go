@@ -1,6 +1,7 @@
 package torch2cuda
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -308,13 +309,18 @@ func TestJudgeOnCPU(t *testing.T) {
 	cases := []struct {
 		name, ref, cand string
 		class           tools.FailureClass // "" with correct: a correct answer (pass, or slower than torch on a CPU)
+		stage           string             // where it fails; "" is StageJudge
 	}{
-		{"correct", big, read("cand_correct.py"), ""},
-		{"zeros on a small output", small, read("cand_zeros.py"), tools.ClassWrongOutput},
-		{"torch fallback", big, read("cand_fallback.py"), ClassSuspectedCheating},
-		{"crash", big, read("cand_crash.py"), ClassRuntimeError},
-		{"hang", big, read("cand_hang.py"), tools.ClassTimeout},
-		{"wrong shape", big, read("cand_wrong_shape.py"), ClassWrongShape},
+		{"correct", big, read("cand_correct.py"), "", ""},
+		{"zeros on a small output", small, read("cand_zeros.py"), tools.ClassWrongOutput, ""},
+		{"torch fallback", big, read("cand_fallback.py"), ClassSuspectedCheating, ""},
+		{"crash", big, read("cand_crash.py"), ClassRuntimeError, ""},
+		{"hang", big, read("cand_hang.py"), tools.ClassTimeout, ""},
+		{"wrong shape", big, read("cand_wrong_shape.py"), ClassWrongShape, ""},
+		// The problem's faults, not the candidate's: caught by the problem check,
+		// and (a problem that passes its check) by the judge's reference stage.
+		{"broken problem", read("problems/ref_raises.py"), read("cand_correct.py"), tools.ClassReferenceError, StageCheck},
+		{"problem failing in the judge", read("problems/ref_fails_later.py"), read("cand_correct.py"), tools.ClassReferenceError, ""},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -341,8 +347,12 @@ func TestJudgeOnCPU(t *testing.T) {
 			}
 			continue
 		}
-		if v.Pass || v.Class != tc.class || v.Stage != StageJudge {
-			t.Errorf("%s: pass %v class %q (want %q) at %s: %.600s", tc.name, v.Pass, v.Class, tc.class, v.Stage, v.Diagnostic)
+		stage := cmp.Or(tc.stage, StageJudge)
+		if v.Pass || v.Class != tc.class || v.Stage != stage {
+			t.Errorf("%s: pass %v class %q (want %q) at %s (want %s): %.600s", tc.name, v.Pass, v.Class, tc.class, v.Stage, stage, v.Diagnostic)
+		}
+		if tc.class == tools.ClassReferenceError && (!v.TaskFault() || !strings.HasPrefix(v.Diagnostic, "reference_error (crash): ")) {
+			t.Errorf("%s: a task fault naming its reason, got %q", tc.name, v.Diagnostic)
 		}
 	}
 	// Again: the build comes from the cache.

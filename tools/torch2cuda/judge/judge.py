@@ -5,6 +5,7 @@
     judge.py judge   --reference REF.py --candidate CAND.py [--out FILE] [options]
     judge.py batch   --jobs JOBS.jsonl --out RESULTS.jsonl [options]
     judge.py compile --candidate CAND.py [--reference REF.py] [--build-dir DIR] [--arch 9.0]
+    judge.py check   --reference REF.py | --problems JOBS.jsonl --out RESULTS.jsonl [options]
 
 See README.md beside this file for the JSON, the isolation model and the
 anti-cheat rules.  Python 3 standard library + torch only; works with torch 2.x
@@ -24,6 +25,7 @@ import ctypes
 import faulthandler
 import fcntl
 import functools
+import gc
 import hashlib
 import importlib.util
 import inspect
@@ -555,7 +557,8 @@ _MISSING = _Missing()
 
 _CMP_OPS = ["abs", "sub", "isfinite", "isnan", "eq", "ne", "gt", "le", "max", "mul", "add", "where", "bitwise_and",
             "bitwise_not", "logical_not", "copy_", "clone", "_to_copy", "equal", "nonzero", "any", "div", "empty",
-            "zero_", "fill_", "index", "masked_select", "_local_scalar_dense", "reshape", "view"]
+            "zero_", "fill_", "index", "masked_select", "_local_scalar_dense", "reshape", "view", "masked_fill",
+            "argmax", "sum", "slice"]
 
 
 def dispatch_fingerprint(ops):
@@ -696,57 +699,98 @@ def compare(ref, new, mode, rtol, atol_scale):
             return res
         if r.numel() == 0:
             continue
-        if not (r.is_floating_point() or r.is_complex()):
-            bad = n != r
-            nbad = int(bad.sum().item())
-            if nbad:
-                flat = int(bad.reshape(-1).nonzero()[0].item())
-                d = (n.to(torch.float64) - r.to(torch.float64)).abs().max().item()
-                res["max_abs"] = max(res["max_abs"], d)
-                res.update(ok=False, cls="wrong_output",
-                           detail="%s: %d/%d elements differ (exact match required for %s); first at index %s: got %s, "
-                                  "expected %s" % (path, nbad, r.numel(), r.dtype, _unravel(flat, r.shape),
-                                                   n.reshape(-1)[flat].item(), r.reshape(-1)[flat].item()))
-                return res
-            continue
-        ct = torch.float64 if r.dtype in (torch.float64, torch.complex128) else (
-            torch.complex64 if r.is_complex() else torch.float32)
-        rr, nn_ = r.to(ct), n.to(ct)
-        rf, nf = torch.isfinite(rr), torch.isfinite(nn_)
-        nanbad = rf & ~nf
-        if bool(nanbad.any().item()):
-            k = int(nanbad.sum().item())
-            flat = int(nanbad.reshape(-1).nonzero()[0].item())
-            res.update(ok=False, cls="nan",
-                       detail="%s: %d NaN/Inf values where the reference is finite; first at index %s: got %s, expected %s"
-                              % (path, k, _unravel(flat, r.shape), _fmt(nn_.reshape(-1)[flat].item()),
-                                 _fmt(rr.reshape(-1)[flat].item())))
-            res["max_abs"] = float("inf")
-            return res
-        ra = rr.abs()
-        diff = torch.where(rf, (nn_ - rr).abs(), torch.zeros_like(ra))
-        maxref = float(ra[rf].max().item()) if bool(rf.any().item()) else 0.0
-        if mode == "kernelbench":
-            atol, rt = 1e-2, 1e-2
-        else:
-            atol, rt = atol_scale * maxref, rtol
-        res["atol"] = atol
-        nonfin_bad = (~rf) & ~((torch.isnan(rr) & torch.isnan(nn_)) | (rr == nn_))
-        bad = (rf & (diff > atol + rt * ra)) | nonfin_bad
-        max_abs = float(diff.max().item())
-        max_rel = float((diff / (ra + 1e-12))[rf].max().item()) if bool(rf.any().item()) else 0.0
-        res["max_abs"] = max(res["max_abs"], max_abs)
-        res["max_rel"] = max(res["max_rel"], max_rel)
-        if bool(bad.any().item()):
-            nbad = int(bad.sum().item())
-            flat = int(bad.reshape(-1).nonzero()[0].item())
-            res.update(ok=False, cls="wrong_output",
-                       detail="%s: %d/%d elements outside tolerance (atol=%.3g, rtol=%.3g, max|ref|=%.3g); "
-                              "max_abs_err=%.3g; first at index %s: got %s, expected %s"
-                              % (path, nbad, r.numel(), atol, rt, maxref, max_abs, _unravel(flat, r.shape),
-                                 _fmt(nn_.reshape(-1)[flat].item()), _fmt(rr.reshape(-1)[flat].item())))
+        if not _compare_tensor(path, r, n, mode, rtol, atol_scale, res):
             return res
     return res
+
+
+# Tensors are compared in flat chunks of this many elements: the temporaries
+# stay small whatever the output's size (a boolean-mask index of a 2-D tensor
+# of 1.6 G elements alone would take 24 GiB).
+_CMP_CHUNK = 1 << 25
+
+
+def _chunks(*flat):
+    """(offset, chunk of each flat tensor) over equal-length flat tensors."""
+    n = flat[0].numel()
+    for i in range(0, n, _CMP_CHUNK):
+        yield (i,) + tuple(f[i:i + _CMP_CHUNK] for f in flat)
+
+
+def _first(mask):
+    """Index of the first True of a 1-D bool tensor that has one."""
+    return int(torch.argmax(mask.to(torch.uint8)).item())
+
+
+def _compare_tensor(path, r, n, mode, rtol, atol_scale, res):
+    """Compares one output tensor with the reference's (same shape, dtype and device),
+    chunk by chunk; False (with res filled in) when it fails."""
+    rflat, nflat = r.reshape(-1), n.reshape(-1)
+    if not (r.is_floating_point() or r.is_complex()):
+        nbad, flat, d = 0, None, 0.0
+        for i, rc, nc in _chunks(rflat, nflat):
+            bad = nc != rc
+            k = int(bad.sum().item())
+            if k:
+                nbad += k
+                flat = i + _first(bad) if flat is None else flat
+                d = max(d, (nc.to(torch.float64) - rc.to(torch.float64)).abs().max().item())
+        if nbad:
+            res["max_abs"] = max(res["max_abs"], d)
+            res.update(ok=False, cls="wrong_output",
+                       detail="%s: %d/%d elements differ (exact match required for %s); first at index %s: got %s, "
+                              "expected %s" % (path, nbad, r.numel(), r.dtype, _unravel(flat, r.shape),
+                                               nflat[flat].item(), rflat[flat].item()))
+            return False
+        return True
+    ct = torch.float64 if r.dtype in (torch.float64, torch.complex128) else (
+        torch.complex64 if r.is_complex() else torch.float32)
+    maxref, nnan, nan_at = 0.0, 0, None
+    for i, rc, nc in _chunks(rflat, nflat):
+        rr, nn_ = rc.to(ct), nc.to(ct)
+        rf = torch.isfinite(rr)
+        nanbad = rf & ~torch.isfinite(nn_)
+        k = int(nanbad.sum().item())
+        if k:
+            nnan += k
+            nan_at = i + _first(nanbad) if nan_at is None else nan_at
+        maxref = max(maxref, float(rr.abs().masked_fill_(~rf, 0).max().item()))
+    if nnan:
+        res.update(ok=False, cls="nan",
+                   detail="%s: %d NaN/Inf values where the reference is finite; first at index %s: got %s, expected %s"
+                          % (path, nnan, _unravel(nan_at, r.shape), _fmt(nflat[nan_at].to(ct).item()),
+                             _fmt(rflat[nan_at].to(ct).item())))
+        res["max_abs"] = float("inf")
+        return False
+    if mode == "kernelbench":
+        atol, rt = 1e-2, 1e-2
+    else:
+        atol, rt = atol_scale * maxref, rtol
+    res["atol"] = atol
+    nbad, bad_at, max_abs, max_rel = 0, None, 0.0, 0.0
+    for i, rc, nc in _chunks(rflat, nflat):
+        rr, nn_ = rc.to(ct), nc.to(ct)
+        rf = torch.isfinite(rr)
+        ra = rr.abs()
+        diff = (nn_ - rr).abs().masked_fill_(~rf, 0)
+        max_abs = max(max_abs, float(diff.max().item()))
+        max_rel = max(max_rel, float((diff / (ra + 1e-12)).masked_fill_(~rf, 0).max().item()))
+        nonfin_bad = (~rf) & ~((torch.isnan(rr) & torch.isnan(nn_)) | (rr == nn_))
+        bad = (rf & (diff > atol + rt * ra)) | nonfin_bad
+        k = int(bad.sum().item())
+        if k:
+            nbad += k
+            bad_at = i + _first(bad) if bad_at is None else bad_at
+    res["max_abs"] = max(res["max_abs"], max_abs)
+    res["max_rel"] = max(res["max_rel"], max_rel)
+    if nbad:
+        res.update(ok=False, cls="wrong_output",
+                   detail="%s: %d/%d elements outside tolerance (atol=%.3g, rtol=%.3g, max|ref|=%.3g); "
+                          "max_abs_err=%.3g; first at index %s: got %s, expected %s"
+                          % (path, nbad, r.numel(), atol, rt, maxref, max_abs, _unravel(bad_at, r.shape),
+                             _fmt(nflat[bad_at].to(ct).item()), _fmt(rflat[bad_at].to(ct).item())))
+        return False
+    return True
 
 
 def _inputs_equal(dev_inputs, pristine):
@@ -787,15 +831,6 @@ def _to_dev(inputs, dev):
     for x in inputs:
         out.append(x.to(dev, copy=True) if isinstance(x, torch.Tensor) else copy.deepcopy(x))
     return out
-
-
-def _seeded_inputs(mod, seed):
-    torch.manual_seed(seed)
-    inp = mod.get_inputs()
-    if isinstance(inp, tuple):
-        inp = list(inp)
-    # private copies: a tensor returned twice or kept by the module cannot be shared
-    return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inp]
 
 
 class Stages:
@@ -932,13 +967,300 @@ def _match_kernels(kernels, globals_, exclude=()):
     return sorted(hits)
 
 
+# ----------------------------------------------------------------------------- the problem: load, inputs, reference
+# All of this runs before any candidate code: whatever fails here is the problem's
+# fault (reference_error with a reason), never the candidate's.
+
+# Why a problem cannot be judged (reference_reason; the check subcommand's reason).
+REASONS = ("timeout", "oom", "crash", "nondeterministic", "invalid")
+
+# (An INTERNAL ASSERT in CUDACachingAllocator.cpp is torch 2.11 failing to ask NVML
+# for the memory in use while it reports a failed allocation.)
+_OOM_RX = re.compile(r"out of memory|OutOfMemoryError|can't allocate memory|Cannot allocate memory|not enough memory|"
+                     r"bad_alloc|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUDACachingAllocator\.cpp", re.I)
+
+
+class ProblemFault(Exception):
+    """The problem cannot be judged: reason is one of REASONS."""
+
+    def __init__(self, reason, msg):
+        super().__init__(msg)
+        self.reason = reason
+
+
+def exc_brief(exc, lines=8):
+    """The exception's own line first, then the traceback tail without the judge's frames."""
+    head = " ".join(("%s: %s" % (type(exc).__name__, exc)).split())[:400]
+    return head + "\n" + _exc_text(exc, lines)
+
+
+def fault_reason(exc):
+    """The reason (REASONS) for an exception raised by a problem's own code."""
+    if isinstance(exc, ProblemFault):
+        return exc.reason
+    if isinstance(exc, MemoryError) or _OOM_RX.search("%s: %s" % (type(exc).__name__, exc)):
+        return "oom"
+    return "crash"
+
+
+def load_problem(path, modname):
+    """The problem's module; ProblemFault("invalid") when it does not load or lacks Model,
+    get_inputs or get_init_inputs."""
+    try:
+        mod = _load_module(path, modname)
+    except Exception as e:
+        raise ProblemFault("invalid", "the problem does not load: %s" % _exc_text(e, 6)) from e
+    missing = [a for a in ("Model", "get_inputs", "get_init_inputs") if not hasattr(mod, a)]
+    if missing:
+        raise ProblemFault("invalid", "the problem defines no %s" % ", ".join(missing))
+    return mod
+
+
+def build_reference(mod, seed, dev):
+    """(model, init inputs for ModelNew): Model(*get_init_inputs()) built on the CPU after
+    manual_seed(seed), as KernelBench does, so that a ModelNew built the same way gets the
+    same weights; then moved to dev."""
+    torch.manual_seed(seed)
+    init = list(mod.get_init_inputs())
+    init_new = copy.deepcopy(init)
+    torch.manual_seed(seed)
+    return mod.Model(*init).to(dev).eval(), init_new
+
+
+def _device_default_ok():
+    """Whether torch can make a device the default of its factory functions (torch >= 2.0)."""
+    return hasattr(torch.device("cpu"), "__enter__")
+
+
+def _nbytes(o):
+    return sum(t.numel() * t.element_size() for _, t in _leaves(o) if isinstance(t, torch.Tensor))
+
+
+def _sum64(flat):
+    """Sum of a flat tensor in float64, chunk by chunk (a float64 copy of a large tensor
+    could take more memory than there is); the same for the same values on one device."""
+    return sum(float(c.sum(dtype=torch.float64).item()) for _, c in _chunks(flat))
+
+
+def _tensor_print(x):
+    """Two float64 sums of a tensor (of all its elements, and of every 9973rd), as reprs so
+    that NaN equals NaN: the same for the same values on one device."""
+    try:
+        f = x.detach().reshape(-1)
+        if f.is_complex():
+            f = torch.view_as_real(f).reshape(-1)
+        if f.dtype == torch.bool:
+            f = f.view(torch.uint8)
+        return repr(_sum64(f)), repr(_sum64(f[::9973]))
+    except Exception as e:  # pragma: no cover - exotic dtypes
+        return "no fingerprint: %s" % " ".join(("%s: %s" % (type(e).__name__, e)).split())[:200]
+
+
+def input_fingerprint(inp):
+    return [(tuple(x.shape), str(x.dtype), str(x.device), _tensor_print(x)) if isinstance(x, torch.Tensor)
+            else repr(x)[:300] for x in inp]
+
+
+class Inputs:
+    """A problem's input sets, one per seed: manual_seed(seed); get_inputs(). On CUDA they
+    are drawn on the GPU (the GPU is torch's default device while get_inputs runs), unless
+    that fails, in which case every set is drawn on the CPU and copied over (`note` says
+    why). Sets are held on the evaluation device, or, when `hold` is off (they do not fit
+    the memory the plan allows), drawn again at each use and checked against fingerprints
+    taken before any candidate code ran."""
+
+    def __init__(self, mod, dev, mode="auto"):
+        self.mod, self.dev, self.mode = mod, dev, mode
+        self.where = None     # "device" or "cpu", fixed by the first draw
+        self.note = ""
+        self.draw_ms = None   # the first draw, synchronised
+        self.hold = True
+        self.held, self.prints = {}, {}
+
+    def draw(self, seed):
+        """A fresh set for seed, on the evaluation device."""
+        where = self.where
+        if where is None:
+            where = "device" if self.dev.type == "cuda" and self.mode != "cpu" and _device_default_ok() else "cpu"
+        t0 = _perf()
+        try:
+            inp = self._draw(seed, where)
+        except Exception as e:
+            if self.where is not None or where != "device" or self.mode == "device":
+                raise
+            self.note = "get_inputs failed with the GPU as default device (%s); drawn on the CPU" % (
+                " ".join(("%s: %s" % (type(e).__name__, e)).split())[:200])
+            where = "cpu"
+            t0 = _perf()
+            inp = self._draw(seed, where)
+        if self.where is None:
+            self.where = where
+            _sync(self.dev)
+            self.draw_ms = round((_perf() - t0) * 1e3, 3)
+        return inp
+
+    def _draw(self, seed, where):
+        torch.manual_seed(seed)
+        if where == "device":
+            with torch.device(self.dev):
+                inp = self.mod.get_inputs()
+        else:
+            inp = self.mod.get_inputs()
+        if isinstance(inp, tuple):
+            inp = list(inp)
+        # Every consumer (reference, candidate, comparison) gets private copies (_to_dev):
+        # the set itself stays pristine.
+        return [x.detach().to(self.dev) if isinstance(x, torch.Tensor) else x for x in inp]
+
+    def keep(self, seed, inp):
+        self.prints[seed] = input_fingerprint(inp)
+        if self.hold:
+            self.held[seed] = inp
+
+    def get(self, seed):
+        """The pristine set of seed: held, or drawn again and checked against its fingerprint."""
+        if seed in self.held:
+            return self.held[seed]
+        inp = self.draw(seed)
+        fp = input_fingerprint(inp)
+        if fp != self.prints[seed]:
+            raise RuntimeError("the inputs of seed %d, drawn again, differ from those drawn before the candidate "
+                               "loaded (torch's random number generator was changed): %s != %s" % (
+                                   seed, str(fp)[:300], str(self.prints[seed])[:300]))
+        return inp
+
+
+class InputSet:
+    """One input set as a sequence (each iteration takes Inputs.get)."""
+
+    def __init__(self, inputs, seed):
+        self.inputs, self.seed = inputs, seed
+
+    def __iter__(self):
+        return iter(self.inputs.get(self.seed))
+
+    def __getitem__(self, i):
+        return self.inputs.get(self.seed)[i]
+
+
+class TrialInputs:
+    """The trials' input sets: [t] is trial t's pristine set (a list)."""
+
+    def __init__(self, inputs, seeds):
+        self.inputs, self.seeds = inputs, list(seeds)
+
+    def __getitem__(self, t):
+        return self.inputs.get(self.seeds[t])
+
+    def __len__(self):
+        return len(self.seeds)
+
+
+def _mem_available():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) << 10
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def hold_budget(dev, o):
+    """Bytes the reference's input sets and outputs may hold: --hold-memory of the GPU's
+    memory (of the memory available, on the CPU)."""
+    total = torch.cuda.get_device_properties(dev).total_memory if dev.type == "cuda" else (_mem_available() or 8 << 30)
+    return int(o.get("hold_memory", 0.3) * total)
+
+
+def _ref_forward(ref, inp, dev, settings, rec=None):
+    """One reference forward on private copies of inp: (snapshot of the output, whether it
+    modified its inputs)."""
+    d = _to_dev(inp, dev)
+    settings.apply()
+    with torch.no_grad():
+        if rec is not None:
+            with rec:
+                out = ref(*d)
+        else:
+            out = ref(*d)
+        snap = snapshot(out)
+    del out
+    _sync(dev)
+    return snap, not _inputs_equal(d, inp)
+
+
+def run_reference(path, o, dev, settings, Recorder):
+    """The reference stage: loads the problem, builds the reference, draws the input sets of
+    the trials and of the two anti-cheat calls, and computes their outputs; trial 0 runs
+    twice, and outputs that differ beyond the tolerance make the problem nondeterministic.
+    When all sets and outputs do not fit hold_budget, inputs are drawn again at each use
+    and the trials are cut to what the outputs leave room for (at least 1). Raises on any
+    failure (the problem's). Returns a dict of what the later stages use."""
+    seed, trials = o["seed"], o["trials"]
+    mod = load_problem(path, "kiln_reference")
+    ref, init_new = build_reference(mod, seed, dev)
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+    inputs = Inputs(mod, dev, o.get("draw", "auto"))
+    inp0 = inputs.draw(seed)
+    rec = Recorder() if Recorder is not None else None
+    out0, modifies = _ref_forward(ref, inp0, dev, settings, rec)
+    again, _ = _ref_forward(ref, inp0, dev, settings)
+    c = compare(out0, again, o["tolerance"], o["rtol"], o["atol_scale"])
+    del again
+    if not c["ok"]:
+        raise ProblemFault("nondeterministic", "two runs on the same inputs disagree: %s" % c["detail"])
+    in_b, out_b = _nbytes(inp0), _nbytes(out0)
+    budget = hold_budget(dev, o)
+    if (trials + 2) * (in_b + out_b) > budget:
+        inputs.hold = False
+        trials = max(1, min(trials, budget // max(1, out_b) - 2))
+        if input_fingerprint(inputs.draw(seed)) != input_fingerprint(inp0):
+            raise ProblemFault("nondeterministic", "get_inputs draws different inputs under the same seed")
+    seeds = [seed + t for t in range(trials)] + [seed + 1000, seed + 1001]
+    inputs.keep(seed, inp0)
+    outs = [out0]
+    del inp0
+    for s in seeds[1:]:
+        inp = inputs.draw(s)
+        inputs.keep(s, inp)
+        out, m = _ref_forward(ref, inp, dev, settings)
+        outs.append(out)
+        modifies = modifies or m
+        del inp
+    kernels = []
+    if dev.type == "cuda":
+        try:
+            d0 = _to_dev(inputs.get(seed), dev)
+            with torch.no_grad():
+                kernels = _profile_kernels(lambda: ref(*d0), dev)
+            del d0
+        except Exception:
+            kernels = []
+    summary = {"input_draw": inputs.where, "draw_note": inputs.note or None, "draw_ms": inputs.draw_ms,
+               "trials": trials, "inputs_held": inputs.hold, "input_bytes": in_b, "output_bytes": out_b,
+               "hold_budget_bytes": budget,
+               "peak_bytes": torch.cuda.max_memory_allocated(dev) if dev.type == "cuda" else None}
+    detail = "reference ran %d trial(s), inputs drawn on the %s%s" % (
+        trials, "GPU" if inputs.where == "device" else "CPU", "; it modifies its inputs" if modifies else "")
+    if not inputs.hold:
+        detail += "; inputs drawn again at each use, trials %d of %d (%.3g GB per output, %.3g GB to hold them)" % (
+            trials, o["trials"], out_b / 1e9, budget / 1e9)
+    return {"model": ref, "init_new": init_new, "trials": trials,
+            "trial_inputs": TrialInputs(inputs, seeds[:trials]), "extra_a": InputSet(inputs, seeds[-2]),
+            "extra_b": InputSet(inputs, seeds[-1]), "outs": outs[:trials], "ref_a": outs[-2], "ref_b": outs[-1],
+            "ops": rec.compute_ops() if rec is not None else [], "raw": rec.raw_ops() if rec is not None else [],
+            "modifies": modifies, "kernels": kernels, "summary": summary, "detail": detail}
+
+
 def evaluate(task, send):
     o = task["opts"]
     res = new_result(o)
     st = Stages(send)
     res["stages"] = st.list
     seed, trials = o["seed"], o["trials"]
-    deadline = _perf() + o["timeout"]
     sync_ = None
 
     def fail(crash, diag, stage_detail=None, **extra):
@@ -967,51 +1289,22 @@ def evaluate(task, send):
         sync_ = functools.partial(_sync, dev)
         settings = Settings()
         Recorder = _make_recorder()
-        refmod = _load_module(task["reference"], "kiln_reference")
-        for attr in ("Model", "get_inputs", "get_init_inputs"):
-            if not hasattr(refmod, attr):
-                raise RuntimeError("reference defines no %s" % attr)
-        torch.manual_seed(seed)
-        init = list(refmod.get_init_inputs())
-        init_new = copy.deepcopy(init)
-        torch.manual_seed(seed)
-        ref = refmod.Model(*init).to(dev).eval()
-        trial_inputs = [_seeded_inputs(refmod, seed + t) for t in range(trials)]
-        extra_a = _seeded_inputs(refmod, seed + 1000)
-        extra_b = _seeded_inputs(refmod, seed + 1001)
-        ref_outs, ref_ops, ref_raw, ref_modifies = [], [], [], False
-        with torch.no_grad():
-            for t, inp in enumerate(trial_inputs):
-                dinp = _to_dev(inp, dev)
-                settings.apply()
-                if t == 0 and Recorder is not None:
-                    rec = Recorder()
-                    with rec:
-                        out = ref(*dinp)
-                    ref_ops, ref_raw = rec.compute_ops(), rec.raw_ops()
-                else:
-                    out = ref(*dinp)
-                out = snapshot(out)
-                sync_()
-                if not _inputs_equal(dinp, inp):
-                    ref_modifies = True
-                ref_outs.append(out)
-            ref_a = snapshot(ref(*_to_dev(extra_a, dev)))
-            ref_b = snapshot(ref(*_to_dev(extra_b, dev)))
-            sync_()
-        ref_kernels = []
-        if dev.type == "cuda":
-            try:
-                dinp0 = _to_dev(trial_inputs[0], dev)
-                with torch.no_grad():
-                    ref_kernels = _profile_kernels(lambda: ref(*dinp0), dev)
-            except Exception:
-                ref_kernels = []
+        R = run_reference(task["reference"], o, dev, settings, Recorder)
+        ref, init_new, trials = R["model"], R["init_new"], R["trials"]
+        trial_inputs, extra_a, extra_b = R["trial_inputs"], R["extra_a"], R["extra_b"]
+        ref_outs, ref_a, ref_b = R["outs"], R["ref_a"], R["ref_b"]
+        ref_ops, ref_raw, ref_modifies, ref_kernels = R["ops"], R["raw"], R["modifies"], R["kernels"]
         res["reference_ops"] = ref_ops
-        st.end(True, "reference ran %d trial(s)%s" % (trials, "; it modifies its inputs" if ref_modifies else ""))
+        res["reference"] = R["summary"]
+        st.end(True, R["detail"])
     except BaseException as e:
-        cls, diag = report_exc(e, "reference")
-        return fail(cls, "reference: " + diag, reference_error=True)
+        reason = fault_reason(e)
+        report_exc(e, "reference")  # tells the parent of a CUDA error
+        diag = str(e) if isinstance(e, ProblemFault) else exc_brief(e)
+        return fail("reference_error", "the problem's reference failed (%s): %s" % (reason, diag),
+                    reference_error=True, reference_reason=reason)
+    # The candidate's time starts now: the reference's cost is never charged to it.
+    deadline = _perf() + o["timeout"]
 
     # ------------------------------------------------------------ candidate import (load + compile)
     cache = BuildCache(o["build_dir"])
@@ -1143,6 +1436,7 @@ def evaluate(task, send):
     except BaseException as e:
         cls, diag = report_exc(e, "candidate forward")
         return fail(cls, diag)
+    inp = dinp = out = snap = None  # a large problem's tensors must not outlive the stage
     if o["tolerance"] != "kernelbench" and atols:
         res["tolerance"]["atol"] = max(atols)
     if dev.type == "cuda" and first_fail is None and ok_trials == trials and o.get("stream_check", True):
@@ -1225,12 +1519,16 @@ def evaluate(task, send):
             settings.apply()
             out_b_same = snapshot(new(*da))
             after_call()
+            sync_()
+            same_hit = cmp_(out_a, out_b_same)
+            out_b_same = da = None  # a large problem's tensors: at most a few alive at once
             settings.apply()
             out_b_fresh = snapshot(new(*_to_dev(extra_b, dev)))
             after_call()
         sync_()
-        if cmp_(ref_a, out_a) and not cmp_(ref_a, ref_b) and (cmp_(out_a, out_b_same) or cmp_(out_a, out_b_fresh)):
+        if cmp_(ref_a, out_a) and not cmp_(ref_a, ref_b) and (same_hit or cmp_(out_a, out_b_fresh)):
             res["suspicion"].append("results cached across calls")
+        da = out_a = out_b_same = out_b_fresh = dinp0 = None  # free a large problem's tensors before timing
         # dispatcher overrides and monkeypatching
         check_tamper()
         if dispatch_fingerprint(dispatch_before.keys()) != dispatch_before:
@@ -1243,6 +1541,7 @@ def evaluate(task, send):
     st.end(not res["suspicion"], "; ".join(notes + res["suspicion"]))
 
     # ------------------------------------------------------------ timing
+    R = ref_outs = ref_a = ref_b = None  # not needed from here: a large problem needs the room to time
     if o["no_timing"]:
         st.skip("timing", "disabled (--no-timing)")
     elif not res["correct"]:
@@ -1475,7 +1774,178 @@ def health_task(task, send):
         err, free // (1 << 20), (_perf() - t0) * 1e3)}
 
 
-_TASKS = {"judge": evaluate, "compile": compile_task, "devices": devices_task, "health": health_task}
+# ----------------------------------------------------------------------------- child: problem check
+
+
+def _clear_peak_rss():
+    """Resets this process's peak RSS (VmHWM); False where the kernel does not let it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _rss_field(name):
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(name + ":"):
+                    return int(line.split()[1]) << 10
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def output_signature(out):
+    """Per output leaf: path, shape, dtype and float64 figures (sum, min, max, all finite)."""
+    sig = []
+    for path, t in _leaves(out):
+        if not isinstance(t, torch.Tensor):
+            sig.append({"path": path, "value": repr(t)[:200]})
+            continue
+        e = {"path": path, "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
+        try:
+            f = torch.view_as_real(t) if t.is_complex() else (t.to(torch.uint8) if t.dtype == torch.bool else t)
+            if f.numel():
+                e["sum"] = _sum64(f.reshape(-1))
+                e["min"], e["max"] = float(f.min()), float(f.max())
+                e["finite"] = bool(torch.isfinite(f).all()) if f.is_floating_point() else True
+        except Exception as ex:  # pragma: no cover - exotic dtypes
+            e["note"] = "no figures: %s" % type(ex).__name__
+        sig.append(e)
+    return sig
+
+
+def _time_forward(ref, inp, dev, settings, runs, budget_s):
+    """Median forward time in ms (CUDA events on the current stream, else perf_counter) and
+    the median synchronised wall time, over up to runs runs within budget_s (at least one)."""
+    ev, wall = [], []
+    cuda = dev.type == "cuda"
+    if cuda:
+        s_ev, e_ev = _ORIG_EVENT(enable_timing=True), _ORIG_EVENT(enable_timing=True)
+    t_end = _perf() + budget_s
+    with torch.no_grad():
+        for i in range(max(1, runs)):
+            d = _to_dev(inp, dev)
+            settings.apply()
+            _sync(dev)
+            a = _perf()
+            if cuda:
+                s_ev.record()
+            ref(*d)
+            if cuda:
+                e_ev.record()
+            _sync(dev)
+            b = _perf()
+            wall.append((b - a) * 1e3)
+            ev.append(s_ev.elapsed_time(e_ev) if cuda else (b - a) * 1e3)
+            del d
+            if _perf() > t_end:
+                break
+    return _median(ev), _median(wall), ev
+
+
+def check_problem(job, o, dev, settings, send, n):
+    """Checks one problem's reference: load, build, draw one input set, run twice on it
+    (the outputs must agree within the tolerance), time a few runs, measure memory."""
+    r = {"ok": False, "reason": None, "diagnostic": "", "stages": [], "input_draw": None, "draw_note": None,
+         "init_ms": None, "draw_ms": None, "ref_ms": None, "wall_ms": None, "ref_ms_runs": [],
+         "peak_bytes": None, "device_memory_bytes": None, "host_rss_peak_bytes": None,
+         "inputs": [], "input_bytes": None, "outputs": [], "output_bytes": None,
+         "bitwise_deterministic": None, "max_abs_diff": None, "tolerance": o["tolerance"],
+         "env": {"torch": torch.__version__, "cuda": torch.version.cuda, "device": None},
+         "timing_device": dev.type, "judge": JUDGE_VERSION}
+    st = Stages(send)
+    r["stages"] = st.list
+    modname = "kiln_problem_%d" % n
+    cuda = dev.type == "cuda"
+    if cuda:
+        r["env"]["device"] = torch.cuda.get_device_name(dev)
+        r["device_memory_bytes"] = torch.cuda.get_device_properties(dev).total_memory
+    else:
+        r["env"]["device"] = "cpu"
+    rss_ok = _clear_peak_rss()
+    t_start = _perf()
+    try:
+        st.begin("load")
+        mod = load_problem(job["reference"], modname)
+        st.end(True)
+        st.begin("init")
+        if cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(dev)
+        ref, _ = build_reference(mod, o["seed"], dev)
+        _sync(dev)
+        r["init_ms"] = st.end(True)["ms"]
+        st.begin("inputs")
+        inputs = Inputs(mod, dev, o.get("draw", "auto"))
+        inp = inputs.draw(o["seed"])
+        r["input_draw"], r["draw_note"], r["draw_ms"] = inputs.where, inputs.note or None, inputs.draw_ms
+        r["inputs"] = [{"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", ""),
+                        "bytes": x.numel() * x.element_size()} if isinstance(x, torch.Tensor) else
+                       {"value": repr(x)[:200]} for x in inp]
+        r["input_bytes"] = _nbytes(inp)
+        st.end(True, "drawn on the %s%s" % ("GPU" if inputs.where == "device" else "CPU",
+                                           "; " + inputs.note if inputs.note else ""))
+        st.begin("forward")
+        out, _ = _ref_forward(ref, inp, dev, settings)
+        if cuda:
+            r["peak_bytes"] = torch.cuda.max_memory_allocated(dev)
+        again, _ = _ref_forward(ref, inp, dev, settings)
+        r["outputs"], r["output_bytes"] = output_signature(out), _nbytes(out)
+        c = compare(out, again, o["tolerance"], o["rtol"], o["atol_scale"])
+        r["max_abs_diff"] = c["max_abs"]
+        r["bitwise_deterministic"] = c["ok"] and all(
+            torch.equal(a, b) or (a.is_floating_point() and bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all()))
+            for (_, a), (_, b) in zip(_leaves(out), _leaves(again)) if isinstance(a, torch.Tensor))
+        del again, out
+        if not c["ok"]:
+            raise ProblemFault("nondeterministic", "two runs on the same inputs disagree: %s" % c["detail"])
+        st.end(True)
+        st.begin("timing")
+        budget = max(1.0, 0.25 * o["timeout"] - (_perf() - t_start))
+        r["ref_ms"], r["wall_ms"], runs = _time_forward(ref, inp, dev, settings, o.get("runs", 5), budget)
+        r["ref_ms_runs"] = [round(x, 4) for x in runs]
+        st.end(True, "%d run(s), median %.4g ms" % (len(runs), r["ref_ms"]))
+        r["ok"] = True
+    except BaseException as e:
+        reason = fault_reason(e)
+        diag = str(e) if isinstance(e, ProblemFault) else exc_brief(e)
+        if st.cur is not None:
+            st.end(False, diag[:300])
+        r["reason"], r["diagnostic"] = reason, "the problem's reference failed (%s): %s" % (reason, diag)
+        if _CUDA_ERR_RX.search(str(e)) and reason != "oom":
+            r["cuda_error"] = True  # a CUDA context may be poisoned: this child stops here
+    if rss_ok:
+        r["host_rss_peak_bytes"] = _rss_field("VmHWM")
+    sys.modules.pop(modname, None)
+    return r
+
+
+def check_task(task, send):
+    """A check child: checks task["problems"] one after the other (torch and CUDA set up
+    once), reporting each with check_begin / check_result; stops after a CUDA error."""
+    o = task["opts"]
+    dev = _setup_device(o, task.get("slot"))
+    settings = Settings()
+    done = 0
+    for i, job in enumerate(task["problems"]):
+        send({"t": "check_begin", "i": i})
+        r = check_problem(job, o, dev, settings, send, i)
+        send({"t": "check_result", "i": i, "result": r})
+        done += 1
+        gc.collect()
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+        if r.get("cuda_error"):
+            break
+    return {"checked": done}
+
+
+_TASKS = {"judge": evaluate, "compile": compile_task, "devices": devices_task, "health": health_task,
+          "check": check_task}
 
 
 def _child_main(task, wfd, log_path, parent_pid, keep_fds):
@@ -1561,11 +2031,17 @@ def _child_main(task, wfd, log_path, parent_pid, keep_fds):
 
 
 class Running:
-    def __init__(self, task, pid, rfd, log_path, timeout, slot):
+    """A child as the parent sees it. timeout bounds the child; for an evaluation, the
+    reference stage gets ref_timeout (default: timeout) and the candidate's stages get
+    timeout from the end of the reference stage. A check child gets timeout per problem."""
+
+    def __init__(self, task, pid, rfd, log_path, timeout, slot, ref_timeout=None):
         self.task, self.pid, self.rfd, self.log_path, self.slot = task, pid, rfd, log_path, slot
         self.start = _monotonic()
-        self.deadline = self.start + timeout
         self.timeout = timeout
+        self.ref_timeout = ref_timeout or timeout
+        self.deadline = self.start + (self.ref_timeout if task.get("kind") == "judge" else timeout)
+        self.checks, self.check_cur = {}, None  # check children: results by index, the problem running
         self.buf = b""
         self.results = []
         self.partial = {}
@@ -1595,6 +2071,14 @@ class Running:
             elif t == "stage_end":
                 self.stages.append(m.get("stage"))
                 self.current = None
+                st = m.get("stage")
+                if self.task.get("kind") == "judge" and isinstance(st, dict) and st.get("name") == "reference":
+                    self.deadline = _monotonic() + self.timeout
+            elif t == "check_begin":
+                self.check_cur, self.stages, self.current = m.get("i"), [], None
+                self.deadline = _monotonic() + self.timeout
+            elif t == "check_result":
+                self.checks[m.get("i")] = m.get("result")
             elif t == "partial" and isinstance(m.get("fields"), dict):
                 self.partial.update(m["fields"])
             elif t == "cuda_error":
@@ -1615,7 +2099,7 @@ class Runner:
         self.active = {}
         self.counter = 0
 
-    def spawn(self, task, slot, timeout):
+    def spawn(self, task, slot, timeout, ref_timeout=None):
         self.counter += 1
         log_path = os.path.join(self.workdir, "child-%d.log" % self.counter)
         task = dict(task, slot=slot, writable=task.get("writable") or self.writable,
@@ -1637,7 +2121,7 @@ class Runner:
             os.setpgid(pid, pid)
         except OSError:
             pass
-        run = Running(task, pid, r, log_path, timeout, slot)
+        run = Running(task, pid, r, log_path, timeout, slot, ref_timeout)
         self.active[r] = run
         return run
 
@@ -1759,6 +2243,17 @@ def _status_text(status):
     return "status %d" % status
 
 
+def died_reason(run, tail):
+    """Why a child stopped without a result, as a problem's reason (REASONS): timeout;
+    oom when the log or the last CUDA error says so, or when it was SIGKILLed (not by the
+    judge: by the kernel's OOM killer or a memory limit, most likely); else crash."""
+    if run.timed_out:
+        return "timeout"
+    text = (tail or "") + " " + str((run.cuda_error or {}).get("msg", ""))
+    killed = run.status is not None and os.WIFSIGNALED(run.status) and os.WTERMSIG(run.status) == signal.SIGKILL
+    return "oom" if killed or _OOM_RX.search(text) else "crash"
+
+
 def judge_result_from(run, opts, scan_reasons):
     """Turn a finished child into the result JSON."""
     res = None
@@ -1777,7 +2272,7 @@ def judge_result_from(run, opts, scan_reasons):
         tail = _tail(getattr(run, "log_tail", ""), 10, 1500)
         if run.timed_out:
             cls = "timeout"
-            diag = "timed out after %g s (stage: %s)" % (run.timeout, where)
+            diag = "timed out after %g s (stage: %s)" % (run.ref_timeout if where == "reference" else run.timeout, where)
             detail = "timed out"
         else:
             st = _status_text(run.status)
@@ -1794,8 +2289,12 @@ def judge_result_from(run, opts, scan_reasons):
         if run.current:
             res["stages"].append({"name": run.current, "ok": False, "skipped": False, "detail": detail,
                                   "ms": round((_monotonic() - run.start) * 1e3, 3)})
-        if run.current == "reference":
-            res["reference_error"] = True
+        if run.current == "reference" and not run.fatal:
+            # Nothing of the candidate has run: the problem timed out or killed its process.
+            reason = died_reason(run, tail)
+            cls = "reference_error"
+            diag = "the problem's reference failed (%s): %s" % (reason, diag)
+            res["reference_error"], res["reference_reason"] = True, reason
         if run.fatal:
             res["judge_error"] = True
         res["diagnostic"] = diag
@@ -1895,6 +2394,7 @@ def _opts_from(args, device):
         "rtol": g("rtol", 1e-2), "atol_scale": g("atol_scale", 1e-3), "warmup": g("warmup", 5),
         "iters": g("iters", 50), "timeout": g("timeout", 180.0), "build_dir": os.path.abspath(g("build_dir", "./build")),
         "no_timing": g("no_timing", False), "allow_tf32": g("allow_tf32", False),
+        "draw": g("draw", "auto"), "hold_memory": g("hold_memory", 0.3), "runs": g("runs", 5),
     }
 
 
@@ -1992,7 +2492,8 @@ def _run_jobs(jobs, args, on_result, compile_only=False):
                             "opts": jopts}
                 if jwritable:
                     task["writable"] = jwritable
-                run = runner.spawn(task, slot, args.timeout)
+                run = runner.spawn(task, slot, _job_seconds(job, "timeout", args.timeout),
+                                   ref_timeout=_job_seconds(job, "reference_timeout", getattr(args, "reference_timeout", None)))
                 owner[run.pid] = job
             for run in runner.poll():
                 free.append(run.slot)
@@ -2012,6 +2513,12 @@ def _run_jobs(jobs, args, on_result, compile_only=False):
         if runner is not None:
             runner.kill_all()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _job_seconds(job, key, default):
+    """A job's own time limit (a positive number under key), else default."""
+    v = job.get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
 
 
 def compile_result_from(run):
@@ -2148,6 +2655,120 @@ def cmd_batch(args):
     return 0
 
 
+# ----------------------------------------------------------------------------- parent: problem checks
+def check_failure(run, opts):
+    """The result of the problem a check child was on when it timed out or died."""
+    tail = _tail(getattr(run, "log_tail", ""), 10, 1500)
+    where = run.current or "startup"
+    r = {"ok": False, "reason": None, "diagnostic": "", "stages": [s for s in run.stages if isinstance(s, dict)],
+         "timing_device": opts["device"], "judge": JUDGE_VERSION}
+    if run.fatal:
+        r["judge_error"] = True
+        r["diagnostic"] = "the check process failed: %s" % run.fatal
+        return r
+    reason = died_reason(run, tail)
+    if run.timed_out:
+        what = "it did not finish within %g s (stage %s)" % (run.timeout, where)
+    else:
+        what = "the check process died (%s) during stage %s%s" % (_status_text(run.status), where,
+                                                                  ("\n" + tail) if tail else "")
+    r["reason"], r["diagnostic"] = reason, "the problem's reference failed (%s): %s" % (reason, what)
+    return r
+
+
+def _run_checks(jobs, args, on_result):
+    """Checks jobs ({id, reference}) in children of up to --chunk problems each, one child per
+    slot at a time; a child that dies or times out costs only the problem it was on, and the
+    problems it had not begun go to the next child."""
+    workdir = _workdir()
+    runner = None
+    try:
+        device, slots, err = _resolve_device(args, workdir)
+        opts = _opts_from(args, device or "cpu")
+        if err:
+            for job in jobs:
+                on_result(job, {"ok": False, "reason": None, "judge_error": True, "diagnostic": err})
+            return
+        runner = Runner(workdir, _writable_dirs(None, workdir, args.writable), fs_guard_on=not args.no_fs_guard)
+        _install_parent_signals(runner)
+        pending, free, owner = list(jobs), list(slots), {}
+        while pending or runner.active:
+            while pending and free:
+                chunk, pending = pending[:max(1, args.chunk)], pending[max(1, args.chunk):]
+                missing = [j for j in chunk if not j.get("reference") or not os.path.isfile(j["reference"])]
+                for j in missing:
+                    on_result(j, {"ok": False, "reason": "invalid", "diagnostic": "no problem file %r" % j.get("reference")})
+                chunk = [j for j in chunk if j not in missing]
+                if not chunk:
+                    continue
+                task = {"kind": "check", "opts": opts, "problems": [{"reference": j["reference"]} for j in chunk]}
+                run = runner.spawn(task, free.pop(0), args.timeout)
+                owner[run.pid] = chunk
+            for run in runner.poll():
+                free.append(run.slot)
+                chunk = owner.pop(run.pid)
+                for i, job in enumerate(chunk):
+                    if i in run.checks:
+                        on_result(job, run.checks[i])
+                cur = run.check_cur
+                if cur is not None and cur not in run.checks:
+                    on_result(chunk[cur], check_failure(run, opts))
+                begun = -1 if cur is None else cur
+                rest = [j for i, j in enumerate(chunk) if i > begun and i not in run.checks]
+                if cur is None and run.fatal:
+                    for j in rest:  # the child could not even start: do not retry forever
+                        on_result(j, check_failure(run, opts))
+                    rest = []
+                pending = rest + pending
+    finally:
+        if runner is not None:
+            runner.kill_all()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def cmd_check(args):
+    if bool(args.reference) == bool(args.problems):
+        print("judge.py check: give --reference REF.py or --problems JOBS.jsonl (with --out)", file=sys.stderr)
+        return 2
+    if args.reference:
+        jobs = [{"id": args.id, "reference": os.path.abspath(args.reference)}]
+    else:
+        if not args.out:
+            print("judge.py check: --problems needs --out", file=sys.stderr)
+            return 2
+        jobs = _read_jobs(args.problems)
+    done_ids = set()
+    if args.out and args.resume and os.path.exists(args.out):
+        with open(args.out) as f:
+            for line in f:
+                try:
+                    done_ids.add(str(json.loads(line).get("id")))
+                except Exception:
+                    pass
+    elif args.out:
+        open(args.out, "w").close()
+    counts = {}
+
+    def on_result(j, r):
+        r = dict({"id": j["id"]} if j.get("id") is not None else {}, **r)
+        if args.out:
+            _append_line(args.out, r)
+        if args.reference:
+            print(dumps(r), flush=True)
+        key = "ok" if r.get("ok") else (r.get("reason") or ("judge_error" if r.get("judge_error") else "failed"))
+        counts[key] = counts.get(key, 0) + 1
+
+    bad = [j for j in jobs if "error" in j]
+    for j in bad:
+        on_result(j, {"ok": False, "reason": None, "judge_error": True, "diagnostic": j["error"]})
+    todo = [j for j in jobs if "error" not in j and j["id"] not in done_ids]
+    _run_checks(todo, args, on_result)
+    if args.problems:
+        print(dumps({"problems": len(jobs), "skipped": len(jobs) - len(todo) - len(bad), "counts": counts,
+                     "out": args.out}), flush=True)
+    return 0
+
+
 def cmd_compile(args):
     job = {"candidate": os.path.abspath(args.candidate)}
     if args.reference:
@@ -2181,6 +2802,17 @@ def _add_common(p, compile_only=False):
     p.add_argument("--no-timing", action="store_true")
     p.add_argument("--no-static-scan", action="store_true", help="skip the source scan for judge/process tampering")
     p.add_argument("--allow-tf32", action="store_true", help="keep torch's TF32 defaults (default: TF32 off)")
+    p.add_argument("--reference-timeout", type=float, default=None,
+                   help="seconds for the reference stage (default: --timeout); --timeout then counts from its end")
+    _add_problem_opts(p)
+
+
+def _add_problem_opts(p):
+    """Options of the problem's side: how inputs are drawn and held."""
+    p.add_argument("--draw", choices=["auto", "device", "cpu"], default="auto",
+                   help="where get_inputs draws: auto (the GPU, else the CPU when it fails there), device, cpu")
+    p.add_argument("--hold-memory", type=float, default=0.3,
+                   help="fraction of the device's memory the reference's inputs and outputs may hold (default 0.3)")
 
 
 def main(argv=None):
@@ -2205,7 +2837,29 @@ def main(argv=None):
     pc.add_argument("--candidate", required=True)
     pc.add_argument("--reference", default=None)
     _add_common(pc, compile_only=True)
+    pk = sub.add_parser("check", help="check problems' references: they load, run, agree with themselves; "
+                                      "their time, memory and output signature")
+    pk.add_argument("--reference", default=None, help="one problem (prints its result)")
+    pk.add_argument("--id", default=None)
+    pk.add_argument("--problems", default=None, help="many problems: JSONL lines {id, reference} (needs --out)")
+    pk.add_argument("--out", default=None)
+    pk.add_argument("--resume", action="store_true", help="keep existing results and skip their ids")
+    pk.add_argument("--device", choices=["cuda", "cpu"], default=None, help="default: cuda if available, else cpu")
+    pk.add_argument("--devices", default=None, help="comma-separated CUDA device indices (repeat one to share it)")
+    pk.add_argument("--parallel", type=int, default=1, help="check children at once on the CPU")
+    pk.add_argument("--timeout", type=float, default=180.0, help="seconds per problem")
+    pk.add_argument("--chunk", type=int, default=64, help="problems per check process")
+    pk.add_argument("--seed", type=int, default=42)
+    pk.add_argument("--runs", type=int, default=5, help="timed runs (after the two compared ones)")
+    pk.add_argument("--tolerance", choices=["magnitude", "kernelbench"], default="magnitude")
+    pk.add_argument("--rtol", type=float, default=1e-2)
+    pk.add_argument("--atol-scale", type=float, default=1e-3)
+    pk.add_argument("--no-fs-guard", action="store_true")
+    pk.add_argument("--writable", action="append", default=[])
+    _add_problem_opts(pk)
     args = ap.parse_args(argv)
+    if args.cmd == "check":
+        return cmd_check(args)
     if args.cmd == "probe":
         return cmd_probe(args)
     if args.cmd == "judge":

@@ -424,5 +424,166 @@ class TestIsolation(unittest.TestCase):
         self.assertTrue(all(not r["pass"] for r in rs))
 
 
+PROBLEMS = os.path.join(DATA, "problems")
+
+# The broken problems of testdata/problems and the reason each must give.
+BROKEN = [("raises", "crash"), ("nondet", "nondeterministic"), ("hang", "timeout"), ("oom", "oom"),
+          ("killed", "oom"), ("segv", "crash"), ("invalid", "invalid")]
+
+CANDIDATE_CLASSES = {"compile_error", "runtime_error", "illegal_memory", "timeout", "wrong_output", "wrong_shape", "nan",
+                     "suspected_cheating", "slower"}
+
+
+def write_jobs(name, rows):
+    path = os.path.join(STATE["tmp"], name)
+    with open(path, "w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    return path
+
+
+class TestReferenceErrors(unittest.TestCase):
+    """A problem whose reference fails (before any candidate code runs) gives
+    reference_error with the reason, never a candidate's class."""
+
+    @needs_build
+    def test_broken_references(self):
+        rows = [{"id": name, "reference": os.path.join(PROBLEMS, "ref_%s.py" % name), "candidate": d("cand_correct.py")}
+                for name, _ in BROKEN]
+        rows.append({"id": "sound", "reference": d("ref_relu_matmul.py"), "candidate": d("cand_correct.py")})
+        out = os.path.join(STATE["tmp"], "referr_results.jsonl")
+        run_judge("batch", "--jobs", write_jobs("referr_jobs.jsonl", rows), "--out", out, "--build-dir", STATE["build"],
+                  "--no-timing", "--timeout", "120", "--reference-timeout", "6")
+        by = {r["id"]: r for r in read_jsonl(out)}
+        for name, reason in BROKEN:
+            r = by[name]
+            self.assertEqual(r["class"], "reference_error", r)
+            self.assertNotIn(r["class"], CANDIDATE_CLASSES)
+            self.assertFalse(r["pass"], r)
+            self.assertTrue(r.get("reference_error"), r)
+            self.assertEqual(r.get("reference_reason"), reason, r)
+            self.assertTrue(r["diagnostic"].startswith("the problem's reference failed (%s)" % reason), r["diagnostic"])
+            self.assertEqual([s["name"] for s in r["stages"]], ["reference"], r["stages"])  # no candidate code ran
+            self.assertFalse(r.get("judge_error"), r)
+        self.assertIn("shapes cannot be multiplied", by["raises"]["diagnostic"])
+        self.assertIn("SIGSEGV", by["segv"]["diagnostic"])
+        self.assertIn("no get_inputs", by["invalid"]["diagnostic"])
+        self.assertTrue(by["sound"]["pass"], by["sound"])
+        self.assertFalse(by["sound"].get("reference_error"), by["sound"])
+
+    @needs_build
+    def test_reference_time_is_not_the_candidates(self):
+        # The reference takes 6 s to build; the candidate's 5 s start after the reference stage.
+        r = run_judge("judge", "--reference", os.path.join(PROBLEMS, "ref_slow_init.py"), "--candidate",
+                      d("cand_correct.py"), "--build-dir", STATE["build"], "--no-timing", "--timeout", "5",
+                      "--reference-timeout", "30")
+        self.assertTrue(r["pass"], r)
+        self.assertGreater(r["stages"][0]["ms"], 5000, r["stages"][0])
+        r = run_judge("judge", "--reference", os.path.join(PROBLEMS, "ref_slow_init.py"), "--candidate",
+                      d("cand_correct.py"), "--build-dir", STATE["build"], "--no-timing", "--timeout", "3")
+        self.assertEqual((r["class"], r.get("reference_reason")), ("reference_error", "timeout"), r)
+
+    @needs_build
+    def test_inputs_drawn_again_within_a_memory_budget(self):
+        # A hold budget too small for any set: inputs are drawn again at each use, one trial;
+        # the verdicts stay right (a correct candidate, a cache cheat, an in-place cheat).
+        rows = [{"id": c, "reference": d("ref_relu_matmul.py"), "candidate": d("cand_%s.py" % c)}
+                for c in ("correct", "cache", "inplace", "nan")]
+        out = os.path.join(STATE["tmp"], "hold_results.jsonl")
+        run_judge("batch", "--jobs", write_jobs("hold_jobs.jsonl", rows), "--out", out, "--build-dir", STATE["build"],
+                  "--no-timing", "--timeout", "120", "--hold-memory", "1e-12")
+        by = {r["id"]: r for r in read_jsonl(out)}
+        for r in by.values():
+            self.assertEqual(r["reference"]["inputs_held"], False, r["reference"])
+            self.assertEqual(r["reference"]["trials"], 1, r["reference"])
+            self.assertEqual(r["reference"]["input_draw"], "cpu", r["reference"])
+        self.assertTrue(by["correct"]["pass"], by["correct"])
+        self.assertIn("results cached across calls", by["cache"]["suspicion"])
+        self.assertIn("modifies its inputs", by["inplace"]["suspicion"])
+        self.assertEqual(by["nan"]["class"], "nan", by["nan"])
+
+
+class TestCheck(unittest.TestCase):
+    def test_check_one(self):
+        r = run_judge("check", "--reference", d("ref_relu_matmul.py"), "--device", "cpu", "--runs", "3")
+        self.assertTrue(r["ok"], r)
+        self.assertIsNone(r["reason"])
+        self.assertEqual([s["name"] for s in r["stages"]], ["load", "init", "inputs", "forward", "timing"])
+        self.assertGreater(r["ref_ms"], 0)
+        self.assertEqual(len(r["ref_ms_runs"]), 3)
+        self.assertEqual(r["inputs"], [{"shape": [32, 64], "dtype": "float32", "bytes": 32 * 64 * 4}])
+        self.assertEqual(r["input_bytes"], 32 * 64 * 4)
+        self.assertEqual(r["output_bytes"], 32 * 48 * 4)
+        out = r["outputs"][0]
+        self.assertEqual((out["path"], out["shape"], out["dtype"]), ("out", [32, 48], "float32"))
+        self.assertGreaterEqual(out["min"], 0.0)  # relu
+        self.assertTrue(out["finite"])
+        self.assertTrue(r["bitwise_deterministic"])
+        self.assertEqual(r["input_draw"], "cpu")
+        self.assertIsNone(r["peak_bytes"])  # no GPU: no device peak
+        self.assertEqual(r["timing_device"], "cpu")
+
+    def test_check_many(self):
+        # One process checks them all; a hang or a dead process costs only its own problem.
+        rows = [{"id": name, "reference": os.path.join(PROBLEMS, "ref_%s.py" % name)} for name, _ in BROKEN]
+        rows.insert(3, {"id": "sound", "reference": d("ref_relu_matmul.py")})
+        rows.append({"id": "small", "reference": d("ref_small_scale.py")})
+        rows.append({"id": "missing", "reference": "no/such.py"})
+        out = os.path.join(STATE["tmp"], "check_results.jsonl")
+        t0 = time.time()
+        summary = run_judge("check", "--problems", write_jobs("check_jobs.jsonl", rows), "--out", out, "--device", "cpu",
+                            "--timeout", "5")
+        rs = read_jsonl(out)
+        self.assertEqual(sorted(r["id"] for r in rs), sorted(r["id"] for r in rows))
+        by = {r["id"]: r for r in rs}
+        for name, reason in BROKEN:
+            self.assertFalse(by[name]["ok"], by[name])
+            self.assertEqual(by[name]["reason"], reason, by[name])
+            self.assertTrue(by[name]["diagnostic"].startswith("the problem's reference failed (%s)" % reason),
+                            by[name]["diagnostic"])
+        for name in ("sound", "small"):
+            self.assertTrue(by[name]["ok"], by[name])
+            self.assertGreater(by[name]["ref_ms"], 0)
+        self.assertEqual(by["missing"]["reason"], "invalid", by["missing"])
+        self.assertEqual(summary["counts"].get("ok"), 2, summary)
+        self.assertLess(time.time() - t0, 90)
+
+    def test_check_usage(self):
+        p = subprocess.run([PY, JUDGE, "check", "--device", "cpu"], capture_output=True, text=True, timeout=120,
+                           cwd=STATE["tmp"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--reference", p.stderr)
+
+
+@unittest.skipIf(J is None, "torch not importable in this interpreter")
+class TestCompareChunks(unittest.TestCase):
+    def test_chunked_compare_matches_whole(self):
+        # The same verdicts, counts and first indices with chunks of 7 elements as with one chunk.
+        g = torch.Generator().manual_seed(0)
+        ref = torch.randn(9, 13, generator=g)
+        cases = {"equal": ref.clone(), "one off": ref.clone(), "nan": ref.clone(), "close": ref * (1 + 1e-5)}
+        cases["one off"][5, 7] += 1.0
+        cases["nan"][8, 12] = float("nan")
+        ints = torch.randint(0, 5, (9, 13), generator=g)
+        ints_off = ints.clone()
+        ints_off[4, 4] += 1
+        saved = J._CMP_CHUNK
+        try:
+            whole = {k: J.compare(ref, v, "magnitude", 1e-2, 1e-3) for k, v in cases.items()}
+            whole["ints"] = J.compare(ints, ints_off, "magnitude", 1e-2, 1e-3)
+            J._CMP_CHUNK = 7
+            chunked = {k: J.compare(ref, v, "magnitude", 1e-2, 1e-3) for k, v in cases.items()}
+            chunked["ints"] = J.compare(ints, ints_off, "magnitude", 1e-2, 1e-3)
+        finally:
+            J._CMP_CHUNK = saved
+        self.assertEqual(whole, chunked)
+        self.assertEqual([whole[k]["ok"] for k in ("equal", "one off", "nan", "close", "ints")],
+                         [True, False, False, True, False])
+        self.assertIn("first at index (5, 7)", whole["one off"]["detail"])
+        self.assertEqual(whole["nan"]["cls"], "nan")
+        self.assertIn("(8, 12)", whole["nan"]["detail"])
+        self.assertIn("first at index (4, 4)", whole["ints"]["detail"])
+
+
 if __name__ == "__main__":
     unittest.main()

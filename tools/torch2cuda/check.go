@@ -1,0 +1,402 @@
+package torch2cuda
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"github.com/kiln-dev/kiln/tools"
+)
+
+// The problem check. Before a problem's first candidate is judged (and,
+// through tools.TaskChecker, before any model is asked to solve it), the
+// lane runs "judge.py check" on the problem alone: it loads, its
+// reference builds, its inputs are drawn, the reference runs twice on the
+// same inputs and agrees with itself, and a few runs are timed. The result
+// is kept in the cache folder by the problem's content, the judge's
+// content, the check's settings and the device (torch version and GPU
+// model), so each problem is checked once per host kind. A problem that
+// fails its check is a task fault (tools.ClassReferenceError), never an
+// answer's failure; the check's figures set the evaluation's time and
+// memory limits (evalLimits).
+
+// StageCheck is the stage of a verdict given by the problem check alone
+// (the problem failed it; no candidate was judged).
+const StageCheck = "problem-check"
+
+// ArtifactCheck is the problem check's JSON, kept with a task-fault verdict.
+const ArtifactCheck = "check.json"
+
+// checkVersion names the check's procedure and its cached JSON; bump it
+// when what the Go side reads of a check changes.
+const checkVersion = "torch2cuda-check-v1"
+
+// ProblemCheck is judge.py check's result for one problem (judge/README.md).
+type ProblemCheck struct {
+	ID string `json:"id,omitempty"`
+	// OK: the reference ran twice on the same inputs and agreed with
+	// itself. Else Reason says why not: timeout, oom, crash,
+	// nondeterministic or invalid (the problem does not load).
+	OK         bool   `json:"ok"`
+	Reason     string `json:"reason,omitempty"`
+	Diagnostic string `json:"diagnostic,omitempty"`
+	// JudgeError: the check itself failed (not the problem).
+	JudgeError bool `json:"judge_error,omitempty"`
+	// RefMS is the median forward time (CUDA events on a GPU), WallMS its
+	// synchronised wall time; InitMS builds the reference, DrawMS draws one
+	// input set (synchronised).
+	RefMS  *float64 `json:"ref_ms"`
+	WallMS *float64 `json:"wall_ms"`
+	InitMS *float64 `json:"init_ms"`
+	DrawMS *float64 `json:"draw_ms"`
+	// InputDraw is where get_inputs drew ("device" or "cpu"); DrawNote why a
+	// GPU draw fell back to the CPU.
+	InputDraw string `json:"input_draw,omitempty"`
+	DrawNote  string `json:"draw_note,omitempty"`
+	// PeakBytes is torch.cuda.max_memory_allocated over building the
+	// reference, drawing the inputs and one forward (nil on the CPU);
+	// HostRSSPeakBytes the check process's peak resident memory, the
+	// judge's own torch included (nil where it cannot be reset per problem).
+	PeakBytes         *int64 `json:"peak_bytes"`
+	HostRSSPeakBytes  *int64 `json:"host_rss_peak_bytes"`
+	DeviceMemoryBytes *int64 `json:"device_memory_bytes"`
+	InputBytes        *int64 `json:"input_bytes"`
+	OutputBytes       *int64 `json:"output_bytes"`
+	// Inputs and Outputs are their signatures (shapes, dtypes, and for
+	// outputs float64 sum, min, max).
+	Inputs               []json.RawMessage `json:"inputs,omitempty"`
+	Outputs              []json.RawMessage `json:"outputs,omitempty"`
+	BitwiseDeterministic *bool             `json:"bitwise_deterministic"`
+	TimingDevice         string            `json:"timing_device,omitempty"`
+	Env                  struct {
+		Torch  string `json:"torch"`
+		CUDA   string `json:"cuda"`
+		Device string `json:"device"`
+	} `json:"env"`
+	// Cached is set when the result came from the cache.
+	Cached bool `json:"cached,omitempty"`
+}
+
+// Cost is what one use of the reference costs, in ms: a forward plus an
+// input draw (0 when unmeasured).
+func (c ProblemCheck) Cost() float64 { return val(c.RefMS) + val(c.DrawMS) }
+
+// checkPending says why this host cannot check problems ("" when it can):
+// the check runs where the judge does.
+func (l *Lane) checkPending() string { return l.cannotJudge() }
+
+// deviceKind names the device a check's figures hold for.
+func (l *Lane) deviceKind() string {
+	t, _ := l.cfg.Toolchains.Get(toolchain.Torch)
+	dev := "cpu"
+	if l.cfg.Device != "cpu" {
+		dev = "gpu"
+		if g := l.cfg.Toolchains.GPU(); len(g.Names) > 0 {
+			dev = g.Names[0]
+		}
+	}
+	return dev + "|torch " + t.Version
+}
+
+// checkKey names a problem's check in the cache.
+func (l *Lane) checkKey(ref string) string {
+	js := sha256.Sum256(judgeScript)
+	h := sha256.New()
+	for _, part := range []string{checkVersion, hex.EncodeToString(js[:]), l.deviceKind(), strconv.Itoa(l.cfg.Seed), l.cfg.Tolerance,
+		l.cfg.CheckTimeout.String(), ref} {
+		fmt.Fprintf(h, "%d:%s\x00", len(part), part)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+func (l *Lane) checkPath(key string) string {
+	if l.cfg.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(l.cfg.CacheDir, "checks", key+".json")
+}
+
+func (l *Lane) loadCheck(key string) (ProblemCheck, bool) {
+	p := l.checkPath(key)
+	if p == "" {
+		return ProblemCheck{}, false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ProblemCheck{}, false
+	}
+	var c ProblemCheck
+	if json.Unmarshal(b, &c) != nil {
+		return ProblemCheck{}, false
+	}
+	c.Cached = true
+	return c, true
+}
+
+// storeCheck keeps a check (temp file, then rename).
+func (l *Lane) storeCheck(key string, c ProblemCheck) {
+	p := l.checkPath(key)
+	if p == "" {
+		return
+	}
+	c.Cached, c.ID = false, ""
+	b, err := json.Marshal(c)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(p), 0o755)
+	}
+	if err == nil {
+		var f *os.File
+		if f, err = os.CreateTemp(filepath.Dir(p), ".tmp-"); err == nil {
+			_, err = f.Write(b)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = os.Rename(f.Name(), p)
+			}
+			os.Remove(f.Name())
+		}
+	}
+	if err != nil {
+		l.cfg.Logger.Warn("torch2cuda check cache", "err", err)
+	}
+}
+
+// CheckProblems checks problems (their reference sources), from the cache
+// or in one judge process on GPU 0 (the CPU with Device "cpu"); results
+// in the order given. A check that the judge could not make (judge_error),
+// or a failed check on a GPU that then fails its health probe, is an
+// error, and is not cached. The host must be able to judge (checkPending).
+func (l *Lane) CheckProblems(ctx context.Context, refs []string) ([]ProblemCheck, error) {
+	if why := l.checkPending(); why != "" {
+		return nil, fmt.Errorf("torch2cuda check: cannot check problems here: %s", why)
+	}
+	out := make([]ProblemCheck, len(refs))
+	keys := make([]string, len(refs))
+	var todo []int
+	seen := map[string]bool{}
+	for i, ref := range refs {
+		keys[i] = l.checkKey(ref)
+		if c, ok := l.loadCheck(keys[i]); ok {
+			out[i] = c
+			continue
+		}
+		if !seen[keys[i]] {
+			seen[keys[i]] = true
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) > 0 {
+		srcs := make([]string, len(todo))
+		for k, i := range todo {
+			srcs[k] = refs[i]
+		}
+		got, err := l.checkRun(ctx, srcs)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.vetChecks(ctx, got); err != nil {
+			return nil, err
+		}
+		fresh := map[string]ProblemCheck{}
+		for k, i := range todo {
+			fresh[keys[i]] = got[k]
+			l.storeCheck(keys[i], got[k])
+		}
+		for i := range refs {
+			if c, ok := fresh[keys[i]]; ok && !out[i].Cached {
+				out[i] = c
+			}
+		}
+	}
+	return out, nil
+}
+
+// vetChecks refuses checks the judge could not make, and failed checks on
+// a GPU that fails its health probe (the GPU's fault, not the problem's).
+func (l *Lane) vetChecks(ctx context.Context, cs []ProblemCheck) error {
+	failed := false
+	for _, c := range cs {
+		if c.JudgeError {
+			return fmt.Errorf("torch2cuda check: the judge failed: %s", clip(c.Diagnostic, 1500))
+		}
+		failed = failed || !c.OK
+	}
+	if failed && l.cfg.Device != "cpu" {
+		if err := l.batches.probeOnce(0); err != nil {
+			return fmt.Errorf("torch2cuda check: a problem failed its check and GPU 0 then failed its health probe "+
+				"(the GPU's fault, not the problem's): %w", err)
+		}
+	}
+	return nil
+}
+
+// checkOne is a problem's check, cached; concurrent checks of one problem
+// share a run.
+func (l *Lane) checkOne(ctx context.Context, ref string) (ProblemCheck, error) {
+	key := l.checkKey(ref)
+	if c, ok := l.loadCheck(key); ok {
+		return c, nil
+	}
+	v, err, _ := l.checks.Do(key, func() (any, error) {
+		cs, err := l.CheckProblems(ctx, []string{ref})
+		if err != nil {
+			return nil, err
+		}
+		return cs[0], nil
+	})
+	if err != nil {
+		return ProblemCheck{}, err
+	}
+	return v.(ProblemCheck), nil
+}
+
+// CheckTask implements tools.TaskChecker: a problem that fails its check
+// gives a task-fault verdict; on a host that cannot judge, the check waits
+// for the judge (the zero verdict: the task goes on).
+func (l *Lane) CheckTask(ctx context.Context, item tools.Item) (tools.Verdict, error) {
+	ref := item.Files[ReferenceFile]
+	if strings.TrimSpace(ref) == "" || l.checkPending() != "" {
+		return tools.Verdict{}, nil
+	}
+	c, err := l.checkOne(ctx, ref)
+	if err != nil || c.OK {
+		return tools.Verdict{}, err
+	}
+	return l.checkVerdict(c), nil
+}
+
+// checkVerdict is the task-fault verdict of a failed check.
+func (l *Lane) checkVerdict(c ProblemCheck) tools.Verdict {
+	raw, _ := json.Marshal(c)
+	diag := c.Diagnostic
+	if c.Reason == "oom" {
+		diag += fmt.Sprintf("\n(limits: the judge's host memory %d GiB", l.cfg.MaxJudgeRSS>>30)
+		if c.DeviceMemoryBytes != nil {
+			diag += fmt.Sprintf(", the GPU's memory %.1f GiB", float64(*c.DeviceMemoryBytes)/(1<<30))
+		}
+		diag += ")"
+	}
+	return tools.Verdict{Stage: StageCheck, Class: tools.ClassReferenceError,
+		Diagnostic:   clip(refErrorDiag(c.Reason, diag), 4000),
+		Stages:       []tools.Stage{{Name: StageCheck, Detail: firstLine(refErrorDiag(c.Reason, diag))}},
+		Measurements: map[string]float64{}, Artifacts: map[string][]byte{ArtifactCheck: raw}}
+}
+
+// refErrorDiag is a task fault's diagnostic: it names the reason first.
+func refErrorDiag(reason, diag string) string {
+	if reason == "" {
+		reason = "crash"
+	}
+	prefix := "reference_error (" + reason + "): "
+	if strings.HasPrefix(diag, prefix) {
+		return diag
+	}
+	return prefix + diag
+}
+
+// runChecks runs "judge.py check" over problems in one sandbox; one
+// result per problem, in order.
+func (l *Lane) runChecks(ctx context.Context, refs []string) ([]ProblemCheck, error) {
+	py, err := l.python()
+	if err != nil {
+		return nil, err
+	}
+	n := len(refs)
+	lim := l.judgeLimits(n, 1, l.cfg.CheckTimeout)
+	lim.RSS = l.cfg.MaxJudgeRSS // the check measures the problem: kiln's floor must not decide
+	ctx, cancel := context.WithTimeout(ctx, lim.Wall+time.Minute)
+	defer cancel()
+	files := map[string][]byte{"judge.py": judgeScript}
+	var lines bytes.Buffer
+	for i, ref := range refs {
+		p := "problems/" + strconv.Itoa(i) + ".py"
+		files[p] = []byte(ref)
+		b, _ := json.Marshal(map[string]string{"id": strconv.Itoa(i), "reference": p})
+		lines.Write(append(b, '\n'))
+	}
+	files["checks.jsonl"] = lines.Bytes()
+	box, err := l.cfg.Sandbox.OpenSized(ctx, 1<<30, 1<<20)
+	if err != nil {
+		return nil, fmt.Errorf("torch2cuda check: %w", err)
+	}
+	defer box.Close()
+	if err := box.WriteTree(".", files); err != nil {
+		return nil, fmt.Errorf("torch2cuda check: %w", err)
+	}
+	argv := []string{py, "-I", "judge.py", "check", "--problems", "checks.jsonl", "--out", "checked.jsonl",
+		"--timeout", strconv.Itoa(int(l.cfg.CheckTimeout / time.Second)), "--seed", strconv.Itoa(l.cfg.Seed),
+		"--tolerance", l.cfg.Tolerance}
+	onGPU := l.cfg.Device != "cpu"
+	if onGPU {
+		argv = append(argv, "--devices", "0")
+	} else {
+		argv = append(argv, "--device", "cpu")
+	}
+	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, ""), GPU: onGPU, Limits: lim})
+	if err != nil {
+		return nil, fmt.Errorf("torch2cuda check: %w", err)
+	}
+	raw, _ := box.ReadFile("checked.jsonl", int64(n)*maxJudgeJSON)
+	out, got := parseChecks(raw, n)
+	if got < n {
+		return nil, fmt.Errorf("torch2cuda check: the judge checked %d of %d problems (%s): %s", got, n, res.Describe(),
+			clip(strings.TrimSpace(string(res.Stderr)), 1500))
+	}
+	return out, nil
+}
+
+// parseChecks reads judge.py check's results by id (0..n-1); got counts
+// the ids found.
+func parseChecks(raw []byte, n int) (out []ProblemCheck, got int) {
+	out = make([]ProblemCheck, n)
+	have := make([]bool, n)
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), maxJudgeJSON)
+	for sc.Scan() {
+		var c ProblemCheck
+		if json.Unmarshal(sc.Bytes(), &c) != nil {
+			continue
+		}
+		i, err := strconv.Atoi(c.ID)
+		if err != nil || i < 0 || i >= n || have[i] {
+			continue
+		}
+		c.ID = ""
+		out[i], have[i] = c, true
+		got++
+	}
+	return out, got
+}
+
+// evalLimits are one evaluation's limits, set from its problem's check:
+// the candidate's stages get max(RunTimeout, RunTimeoutScale × the
+// reference's cost), at most MaxRunTimeout, and the reference stage before
+// them as much again; the judge's host memory is RSSScale times the
+// check's peak resident memory (raised to the batch's floor, judgeLimits),
+// at most MaxJudgeRSS.
+type evalLimits struct {
+	timeout time.Duration
+	rss     int64
+}
+
+func (l *Lane) evalLimits(c ProblemCheck) evalLimits {
+	t := time.Duration(l.cfg.RunTimeoutScale * c.Cost() * float64(time.Millisecond))
+	t = min(max(t, l.cfg.RunTimeout), l.cfg.MaxRunTimeout)
+	var rss int64
+	if c.HostRSSPeakBytes != nil {
+		rss = min(int64(l.cfg.RSSScale*float64(*c.HostRSSPeakBytes)), l.cfg.MaxJudgeRSS)
+	}
+	return evalLimits{timeout: t.Round(time.Second), rss: rss}
+}
