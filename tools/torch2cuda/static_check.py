@@ -16,7 +16,8 @@ after `from torch.utils.cpp_extension import load_inline [as x]` (or `import *`)
 `torch.utils.cpp_extension.load_inline(...)` after `import torch [as th]`, a name
 assigned one of those (`build = load_inline`), `functools.partial(load_inline, ...)`,
 `getattr(ce, "load_inline")`, `importlib.import_module("torch.utils.cpp_extension")`
-and attributes assigned a builder (`self.build = load_inline`). Resolution ignores scopes and order: a name that
+attributes assigned a builder (`self.build = load_inline`) and class attributes
+(`build = staticmethod(load_inline)`, called as `self.build`). Resolution ignores scopes and order: a name that
 is ever bound to a builder counts as one (never rejects a real builder; the judge's
 run-time checks catch what this lets through).
 """
@@ -84,18 +85,24 @@ class Resolver:
             key = _dotted(expr)
             if key:  # an attribute assigned a builder: self.build = load_inline
                 out |= self.binds.get(key, set())
+            # self.build where build is a class attribute bound to a builder
+            out |= {p for p in self.binds.get(expr.attr, ()) if p in BUILDERS}
             return out
         if isinstance(expr, ast.Call):
             callee = self.paths(expr.func)
-            if callee & PARTIAL and expr.args:
+            if (callee & PARTIAL or _is_name(expr.func, "staticmethod")) and expr.args:
                 return self.paths(expr.args[0])
             name = _str_arg(expr, 0)
             if callee & IMPORTERS and name:
                 return {name}
             attr = _str_arg(expr, 1)
-            if isinstance(expr.func, ast.Name) and expr.func.id == "getattr" and expr.args and attr:
+            if _is_name(expr.func, "getattr") and expr.args and attr:
                 return {p + "." + attr for p in self.paths(expr.args[0])}
         return set()
+
+
+def _is_name(expr, name):
+    return isinstance(expr, ast.Name) and expr.id == name
 
 
 def _str_arg(call, i):
