@@ -6,14 +6,23 @@
 // Verification stages:
 //
 //   - extract: a Python answer defining ModelNew;
-//   - static: the module parses (python3's ast, in the sandbox) and builds
-//     custom CUDA code (load_inline or load with a __global__ function);
+//   - static: static_check.py reads the module's syntax tree in the sandbox
+//     (python3's ast; nothing runs): it parses, it calls
+//     torch.utils.cpp_extension.load_inline or load (imports and aliases
+//     resolved: `load_inline as build`, `ce.load_inline`,
+//     `cpp_extension.load`, ...), and a string of it holds a __global__
+//     function;
 //   - gpu-judge: judge/judge.py in the sandbox with the GPU: compile (cached
 //     by content), correctness over several seeded trials with a
-//     magnitude-aware tolerance, inputs unmodified, anti-cheat checks (no
-//     custom kernel launched, torch fallback, results cached across calls,
-//     unsynchronised side streams, timing tampering), then timing with CUDA
-//     events and L2 flushes against the reference in the same process.
+//     magnitude-aware tolerance, inputs unmodified, a stream-discipline
+//     trial (kernels on PyTorch's current stream or on the legacy default
+//     stream pass, with the finding kept as MeasureStreamCurrent; kernels on
+//     a stream of their own fail), anti-cheat checks (no custom kernel
+//     launched, torch fallback, results cached across calls, unsynchronised
+//     side streams, timing tampering), then timing with CUDA events and L2
+//     flushes against the reference in the same process. A correct answer
+//     passes, faster than PyTorch or not: its speedup and MeasureFast are
+//     reported beside it.
 //
 // On a host without an NVIDIA GPU (or without a CUDA build of torch) the
 // gpu-judge stage is skipped: the verdict is pending, the candidate kept

@@ -249,6 +249,17 @@ class TestHelpers(unittest.TestCase):
         J.finalize(r, fail="wrong_output")
         self.assertEqual((r["pass"], r["class"], r["fast"]), (False, "wrong_output", False))
 
+    def test_static_scan_passes_peer_answers(self):
+        """The peer suite (../peers, answers in the styles models and KernelBench write) has no
+        hit in the source scan: a hit would make a correct answer suspected_cheating."""
+        with open(os.path.join(HERE, "..", "peers", "manifest.json")) as f:
+            peers = json.load(f)
+        self.assertGreaterEqual(len(peers), 8)
+        for p in peers:
+            for rel in (p["answer"], p["twin"]):
+                with open(os.path.join(HERE, "..", rel)) as f:
+                    self.assertEqual(J.static_scan(f.read()), [], rel)
+
     def test_static_scan(self):
         with open(d("cand_correct.py")) as f:
             self.assertEqual(J.static_scan(f.read()), [])
