@@ -833,7 +833,8 @@ def new_result(o):
     mode = o["tolerance"]
     return {
         "pass": False, "class": "", "correct": False, "stages": [],
-        "speedup": None, "fast": None, "stream": None, "t_ref_ms": None, "t_new_ms": None, "wall_ref_ms": None, "wall_new_ms": None,
+        "speedup": None, "fast": None, "stream": None,
+        "t_ref_ms": None, "t_new_ms": None, "wall_ref_ms": None, "wall_new_ms": None,
         "max_abs_err": None, "max_rel_err": None,
         "tolerance": {"mode": mode, "rtol": 1e-2 if mode == "kernelbench" else o["rtol"],
                       "atol": 1e-2 if mode == "kernelbench" else None,
