@@ -40,6 +40,8 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 	sel := fs.String("select", "", "selection policy: all-verified, best-per-task, concur (default: the spec's curation.select, all-verified)")
 	keepSpeedup := fs.Float64("keep-speedup", 0, "concur: keep every sample faster than this (default: the spec's, 5)")
 	singleShare := fs.Float64("single-share", 0, "concur: target share of single-operator samples, in [0, 1); 0 leaves the mix (default: the spec's)")
+	minSpeedup := fs.Float64("min-speedup", 0, "keep only samples with a measured speedup >= this, any policy; 0: no speed-up required (default: the spec's curation.min_speedup, 0)")
+	stream := fs.String("stream", "", "kernels' stream: any, prefer or require the current stream (default: the spec's curation.stream, any)")
 	var against listFlag
 	fs.Var(&against, "against", "benchmark folder to check for contamination (repeatable; added to the spec's curation.benchmarks)")
 	keepCont := fs.Bool("keep-contaminated", false, "export samples that match a benchmark, flagged, instead of leaving them out")
@@ -105,6 +107,14 @@ func cmdExport(ctx context.Context, args []string, e env) error {
 	}
 	if set["single-share"] {
 		opt.Selection.SingleShare = *singleShare
+	}
+	if set["min-speedup"] {
+		opt.Selection.MinSpeedup = *minSpeedup
+	}
+	if set["stream"] {
+		if opt.Selection.Stream, err = curate.ParseStreamPolicy(*stream); err != nil {
+			return badInput("--stream: %v", err)
+		}
 	}
 	if set["validation"] {
 		opt.Validation = *validation
@@ -234,6 +244,10 @@ func applyCuration(opt *dataset.Options, cu spec.Curation) {
 		opt.Selection.KeepSpeedup = cu.KeepSpeedup
 	}
 	opt.Selection.SingleShare = cu.SingleShare
+	opt.Selection.MinSpeedup = cu.MinSpeedup
+	if p, err := curate.ParseStreamPolicy(cu.Stream); err == nil {
+		opt.Selection.Stream = p
+	}
 	opt.Benchmarks = append(opt.Benchmarks, cu.Benchmarks...)
 	if cu.Validation != nil {
 		opt.Validation = *cu.Validation

@@ -206,8 +206,17 @@ curation: {benchmarks: [bench], validation: 0}
 	if code != 0 || strings.Count(out, "\n") != 8 || strings.Count(out, `"contamination":[`) != 4 {
 		t.Errorf("export --dedup=false --keep-contaminated: exit %d, %d lines\n%s", code, strings.Count(out, "\n"), errs)
 	}
+	// A required speed-up leaves out samples without one (c2x86 measures
+	// none), counted by reason; so does a required stream.
+	for _, args := range [][]string{{"--min-speedup", "1"}, {"--stream", "require"}} {
+		code, out, errs = runKiln(t, ctx, append(append([]string{"export", "--data", data, "--dedup=false"}, args...), "export-ds")...)
+		if code != 0 || strings.TrimSpace(out) != "" {
+			t.Errorf("export %v: exit %d, %d lines, want none\n%s", args, code, strings.Count(out, "\n"), errs)
+		}
+	}
 	// Bad input names the flag.
 	for _, args := range [][]string{
+		{"--stream", "sometimes"},
 		{"--format", "jsonl"}, {"--think", "maybe"}, {"--select", "fastest"}, {"--all", "--format", "messages"},
 		{"--format", "alpaca", "--trajectories"}, {"--against", filepath.Join(dir, "nope")}, {"--validation", "1.5", "-o", dir + "/v/"},
 	} {

@@ -113,7 +113,9 @@ type verdictOut struct {
 	// Suspicion lists why the answer seems to sidestep the task.
 	Suspicion []string `json:"suspicion,omitempty"`
 	// The kernel lanes' headline figures, copied from Measurements.
-	Speedup   *float64 `json:"speedup,omitempty"`
+	Speedup *float64 `json:"speedup,omitempty"`
+	// Fast: speedup > 1 (1 or 0), beside a pass or a fail alike.
+	Fast      *float64 `json:"fast,omitempty"`
 	MaxAbsErr *float64 `json:"max_abs_err,omitempty"`
 	MaxRelErr *float64 `json:"max_rel_err,omitempty"`
 }
@@ -125,7 +127,7 @@ func verdictJSON(v tools.Verdict) verdictOut {
 	}
 	out := verdictOut{Pass: v.Pass, Class: class, Stage: v.Stage, Stages: v.Stages,
 		Diagnostic: v.Diagnostic, Measurements: v.Measurements, Pending: tools.PendingStages(v), Suspicion: v.Suspicion}
-	for name, dst := range map[string]**float64{"speedup": &out.Speedup, "max_abs_err": &out.MaxAbsErr, "max_rel_err": &out.MaxRelErr} {
+	for name, dst := range map[string]**float64{"speedup": &out.Speedup, "fast": &out.Fast, "max_abs_err": &out.MaxAbsErr, "max_rel_err": &out.MaxRelErr} {
 		if x, ok := v.Measurements[name]; ok {
 			*dst = &x
 		}

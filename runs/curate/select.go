@@ -23,6 +23,9 @@ type Candidate struct {
 	// Speedup is the measured speedup over the reference (T_ref/T_new);
 	// 0 when the lane measures none.
 	Speedup float64
+	// Stream is where the sample's kernels run (StreamCurrent or
+	// StreamOther); "" when the lane measures none.
+	Stream string
 	// Reasoning is the reasoning length in tokens (ReasoningLength).
 	Reasoning int
 	// Answer is the answer's length in bytes.
@@ -109,7 +112,82 @@ type Selection struct {
 	// Fusion reports whether a task is a fusion (several operators or a
 	// network) rather than a single operator; nil means IsFusion.
 	Fusion func(categories []string) bool
+	// MinSpeedup, when above 0, admits only samples with a measured
+	// speedup of at least it (every policy; 0, the default, admits
+	// correct samples however slow; 1 keeps those no slower than the
+	// reference). Samples without a speedup (Speedup 0) are left out.
+	MinSpeedup float64
+	// Stream is the stream policy (StreamAny by default).
+	Stream StreamPolicy
 }
+
+// Admit reports why c is left out before deduplication and selection
+// (ExcludeSlow, ExcludeStream), or "" when it takes part.
+func (s Selection) Admit(c *Candidate) string {
+	switch {
+	case s.MinSpeedup > 0 && c.Speedup < s.MinSpeedup:
+		return ExcludeSlow
+	case s.Stream == StreamRequire && c.Stream != StreamCurrent:
+		return ExcludeStream
+	}
+	return ""
+}
+
+// Better is the package's Better, with current-stream samples first
+// when the stream policy prefers or requires them.
+func (s Selection) Better(a, b *Candidate) bool {
+	if s.Stream != StreamAny && (a.Stream == StreamCurrent) != (b.Stream == StreamCurrent) && a.Pending == b.Pending {
+		return a.Stream == StreamCurrent
+	}
+	return Better(a, b)
+}
+
+// Stream findings of a Candidate (from a verdict's "stream_current"
+// measurement, 1 or 0).
+const (
+	// StreamCurrent: the kernels run on the framework's current stream.
+	StreamCurrent = "current"
+	// StreamOther: they run elsewhere and are still correct (the legacy
+	// default stream, in the setting where it is the current stream).
+	StreamOther = "other"
+)
+
+// StreamPolicy says how a selection treats Candidate.Stream.
+type StreamPolicy string
+
+// The stream policies.
+const (
+	// StreamAny ("", the default) ignores where the kernels run.
+	StreamAny StreamPolicy = ""
+	// StreamPrefer ranks current-stream samples first (Selection.Better):
+	// the kept sample of a near-duplicate cluster and a task's best.
+	StreamPrefer StreamPolicy = "prefer"
+	// StreamRequire admits only samples measured on the current stream;
+	// samples without the measurement (other lanes, pending ones) are
+	// left out too.
+	StreamRequire StreamPolicy = "require"
+)
+
+// StreamPolicies lists the stream policies by name ("any" is StreamAny).
+var StreamPolicies = []string{"any", string(StreamPrefer), string(StreamRequire)}
+
+// ParseStreamPolicy checks a stream policy name ("" and "any" are
+// StreamAny).
+func ParseStreamPolicy(s string) (StreamPolicy, error) {
+	switch s {
+	case "", "any":
+		return StreamAny, nil
+	case string(StreamPrefer), string(StreamRequire):
+		return StreamPolicy(s), nil
+	}
+	return "", fmt.Errorf("stream policy %q: want one of %s", s, strings.Join(StreamPolicies, ", "))
+}
+
+// Why a sample is not admitted to selection (Selection.Admit).
+const (
+	ExcludeSlow   = "below-min-speedup"
+	ExcludeStream = "not-current-stream"
+)
 
 // DefaultKeepSpeedup is concur's default KeepSpeedup.
 const DefaultKeepSpeedup = 5
@@ -124,6 +202,12 @@ func (s Selection) Validate() error {
 	}
 	if s.SingleShare < 0 || s.SingleShare >= 1 || math.IsNaN(s.SingleShare) {
 		return fmt.Errorf("single share %g: want [0, 1)", s.SingleShare)
+	}
+	if s.MinSpeedup < 0 || math.IsNaN(s.MinSpeedup) || math.IsInf(s.MinSpeedup, 0) {
+		return fmt.Errorf("min speedup %g: want >= 0", s.MinSpeedup)
+	}
+	if _, err := ParseStreamPolicy(string(s.Stream)); err != nil || s.Stream == "any" {
+		return fmt.Errorf("stream policy %q: want \"\" (any), %s or %s", s.Stream, StreamPrefer, StreamRequire)
 	}
 	return nil
 }
@@ -163,6 +247,26 @@ func (s Selection) Select(cands []Candidate) ([]string, error) {
 		return nil, err
 	}
 	keep := make([]string, len(cands))
+	// Samples Admit leaves out take no part (callers may have left them
+	// out already, counting why).
+	admitted := make([]Candidate, 0, len(cands))
+	index := make([]int, 0, len(cands))
+	for i := range cands {
+		if s.Admit(&cands[i]) == "" {
+			admitted = append(admitted, cands[i])
+			index = append(index, i)
+		}
+	}
+	if len(admitted) < len(cands) {
+		sub, err := s.Select(admitted)
+		if err != nil {
+			return nil, err
+		}
+		for j, why := range sub {
+			keep[index[j]] = why
+		}
+		return keep, nil
+	}
 	switch s.Policy {
 	case AllVerified:
 		for i := range keep {
@@ -170,18 +274,18 @@ func (s Selection) Select(cands []Candidate) ([]string, error) {
 		}
 		return keep, nil
 	case BestPerTask:
-		for _, g := range groupByItem(cands) {
+		for _, g := range s.groupByItem(cands) {
 			keep[g[0]] = KeptBest
 		}
 		return keep, nil
 	}
 	// concur
-	for _, g := range groupByItem(cands) {
+	for _, g := range s.groupByItem(cands) {
 		short, fastest := g[0], 0.0
 		for _, i := range g {
 			c := &cands[i]
 			fastest = max(fastest, c.Speedup)
-			if sc := &cands[short]; c.Reasoning < sc.Reasoning || (c.Reasoning == sc.Reasoning && Better(c, sc)) {
+			if sc := &cands[short]; c.Reasoning < sc.Reasoning || (c.Reasoning == sc.Reasoning && s.Better(c, sc)) {
 				short = i
 			}
 		}
@@ -201,8 +305,8 @@ func (s Selection) Select(cands []Candidate) ([]string, error) {
 }
 
 // groupByItem returns the candidates' indices by item, each group best
-// first (Better), the groups in the order of their items.
-func groupByItem(cands []Candidate) [][]int {
+// first (s.Better), the groups in the order of their items.
+func (s Selection) groupByItem(cands []Candidate) [][]int {
 	by := map[string][]int{}
 	var items []string
 	for i, c := range cands {
@@ -215,7 +319,7 @@ func groupByItem(cands []Candidate) [][]int {
 	out := make([][]int, 0, len(items))
 	for _, it := range items {
 		g := by[it]
-		sort.Slice(g, func(a, b int) bool { return Better(&cands[g[a]], &cands[g[b]]) })
+		sort.Slice(g, func(a, b int) bool { return s.Better(&cands[g[a]], &cands[g[b]]) })
 		out = append(out, g)
 	}
 	return out
@@ -264,7 +368,7 @@ func (s Selection) balance(cands []Candidate, keep []string) {
 			keptItem[cands[i].Item] = true
 		}
 	}
-	for _, g := range groupByItem(cands) {
+	for _, g := range s.groupByItem(cands) {
 		for _, i := range g {
 			switch {
 			case keep[i] != "" || isF[i] != scarceF:
@@ -277,7 +381,7 @@ func (s Selection) balance(cands []Candidate, keep []string) {
 		}
 	}
 	byBetter := func(l []int) {
-		sort.SliceStable(l, func(a, b int) bool { return Better(&cands[l[a]], &cands[l[b]]) })
+		sort.SliceStable(l, func(a, b int) bool { return s.Better(&cands[l[a]], &cands[l[b]]) })
 	}
 	byBetter(first)
 	byBetter(rest)
@@ -305,7 +409,7 @@ func (s Selection) balance(cands []Candidate, keep []string) {
 		if ka != kb {
 			return ka
 		}
-		return Better(&cands[plenty[a]], &cands[plenty[b]])
+		return s.Better(&cands[plenty[a]], &cands[plenty[b]])
 	})
 	for _, i := range plenty[min(limit, len(plenty)):] {
 		keep[i] = ""

@@ -2,6 +2,7 @@ package curate
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -167,13 +168,79 @@ func TestSelectBestAndAll(t *testing.T) {
 }
 
 func TestSelectionValidate(t *testing.T) {
-	for _, s := range []Selection{{Policy: "fastest"}, {Policy: Concur, SingleShare: 1}, {Policy: Concur, KeepSpeedup: -1}} {
+	for _, s := range []Selection{{Policy: "fastest"}, {Policy: Concur, SingleShare: 1}, {Policy: Concur, KeepSpeedup: -1},
+		{Policy: AllVerified, MinSpeedup: -1}, {Policy: AllVerified, MinSpeedup: math.NaN()}, {Policy: AllVerified, Stream: "sometimes"}} {
 		if _, err := s.Select(nil); err == nil {
 			t.Errorf("%+v: no error", s)
 		}
 	}
 	if _, err := ParsePolicy("concur"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestSelectMinSpeedupAndStream: correct samples are kept however slow by
+// default; MinSpeedup demands a speed-up under any policy; the stream
+// policy prefers or requires kernels on the current stream.
+func TestSelectMinSpeedupAndStream(t *testing.T) {
+	t.Parallel()
+	cands := concurSet()
+	keep, err := Selection{Policy: AllVerified}.Select(cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kept(cands, keep); len(got) != len(cands) {
+		t.Errorf("all-verified, no min speedup: kept %v, want all %d (a3 and e1 are slower than the reference)", got, len(cands))
+	}
+	keep, _ = Selection{Policy: AllVerified, MinSpeedup: 1}.Select(cands)
+	want := map[string]string{"a1": KeptAll, "a2": KeptAll, "b1": KeptAll, "b2": KeptAll, "b3": KeptAll, "c1": KeptAll, "c2": KeptAll}
+	if got := kept(cands, keep); !reflect.DeepEqual(got, want) {
+		t.Errorf("all-verified, min speedup 1: kept %v, want %v", got, want)
+	}
+	// concur with a speed-up required: a2, b3, c2 as before; d (no
+	// timing) and e1 (0.8x) are left out.
+	keep, _ = Selection{Policy: Concur, KeepSpeedup: DefaultKeepSpeedup, MinSpeedup: 1}.Select(cands)
+	want = map[string]string{"a2": KeptConcise, "b3": KeptFast, "c2": KeptConcise}
+	if got := kept(cands, keep); !reflect.DeepEqual(got, want) {
+		t.Errorf("concur, min speedup 1: kept %v, want %v", got, want)
+	}
+	// a2 is the fastest of a but on the legacy default stream; a1 on the
+	// current stream; a3 unmeasured.
+	cands[0].Stream, cands[1].Stream = StreamCurrent, StreamOther
+	keep, _ = Selection{Policy: BestPerTask}.Select(cands)
+	if got := kept(cands, keep); got["a2"] != KeptBest {
+		t.Errorf("best-per-task, any stream: kept %v, want a2 (the fastest)", got)
+	}
+	keep, _ = Selection{Policy: BestPerTask, Stream: StreamPrefer}.Select(cands)
+	if got := kept(cands, keep); got["a1"] != KeptBest || got["a2"] != "" || got["b3"] != KeptBest {
+		t.Errorf("best-per-task, prefer current: kept %v, want a1 (current stream) and b3", got)
+	}
+	keep, _ = Selection{Policy: AllVerified, Stream: StreamRequire}.Select(cands)
+	if got := kept(cands, keep); !reflect.DeepEqual(got, map[string]string{"a1": KeptAll}) {
+		t.Errorf("require current: kept %v, want only a1", got)
+	}
+	for _, tc := range []struct {
+		s    Selection
+		c    Candidate
+		want string
+	}{
+		{Selection{MinSpeedup: 1}, Candidate{Speedup: 0.99}, ExcludeSlow},
+		{Selection{MinSpeedup: 1}, Candidate{Speedup: 1}, ""},
+		{Selection{MinSpeedup: 1}, Candidate{}, ExcludeSlow},
+		{Selection{Stream: StreamRequire}, Candidate{Stream: StreamOther, Speedup: 3}, ExcludeStream},
+		{Selection{Stream: StreamRequire}, Candidate{}, ExcludeStream},
+		{Selection{Stream: StreamPrefer}, Candidate{Stream: StreamOther}, ""},
+		{Selection{}, Candidate{Speedup: 0.1, Stream: StreamOther}, ""},
+	} {
+		if got := tc.s.Admit(&tc.c); got != tc.want {
+			t.Errorf("%+v admits %+v: %q, want %q", tc.s, tc.c, got, tc.want)
+		}
+	}
+	if p, err := ParseStreamPolicy("any"); err != nil || p != StreamAny {
+		t.Errorf("any: %q %v", p, err)
+	}
+	if _, err := ParseStreamPolicy("sometimes"); err == nil {
+		t.Error("stream policy sometimes: no error")
 	}
 }
 

@@ -191,6 +191,8 @@ type Settings struct {
 	Policy           curate.Policy `json:"policy"`
 	KeepSpeedup      float64       `json:"keep_speedup"`
 	SingleShare      float64       `json:"single_share"`
+	MinSpeedup       float64       `json:"min_speedup,omitempty"`
+	Stream           string        `json:"stream,omitempty"`
 	Tiers            curate.Tiers  `json:"difficulty_tiers"`
 	KeepContaminated bool          `json:"keep_contaminated"`
 	Validation       float64       `json:"validation"`
@@ -209,6 +211,19 @@ type Curation struct {
 	// Contamination lists the sample's benchmark matches (only when
 	// contaminated samples are kept).
 	Contamination []Match `json:"contamination,omitempty"`
+}
+
+// streamOf is where a verdict's kernels run, from its "stream_current"
+// measurement (curate.StreamCurrent or StreamOther; "" when not measured).
+func streamOf(v runs.Verdict) string {
+	x, ok := v.Measurements["stream_current"]
+	switch {
+	case !ok:
+		return ""
+	case x == 1:
+		return curate.StreamCurrent
+	}
+	return curate.StreamOther
 }
 
 // entry is what the first pass keeps of one eligible sample.
@@ -253,7 +268,7 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 		ByLane: map[string]int{}, ByCategory: map[string]int{}, ByModel: map[string]int{}, ByRound: map[string]int{},
 		ByDifficulty: map[string]int{}, Toolchains: map[string][]string{},
 		Settings: Settings{Dedup: opt.Dedup, Params: opt.Params, Policy: opt.Selection.Policy, KeepSpeedup: opt.Selection.KeepSpeedup,
-			SingleShare: opt.Selection.SingleShare, Tiers: opt.Tiers, KeepContaminated: opt.KeepContaminated,
+			SingleShare: opt.Selection.SingleShare, MinSpeedup: opt.Selection.MinSpeedup, Stream: string(opt.Selection.Stream), Tiers: opt.Tiers, KeepContaminated: opt.KeepContaminated,
 			Validation: opt.Validation, Pending: opt.Pending, Think: opt.Think, Trajectories: opt.Trajectories}}
 	hasher, err := curate.NewHasher(opt.Params)
 	if err != nil {
@@ -319,7 +334,12 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 			return nil
 		}
 		e := &entry{cand: curate.Candidate{ID: r.Attempt.ID, Item: item, Round: r.Task.Round, Categories: r.Task.Categories,
-			Pending: pending, Speedup: r.Verdict.Measurements["speedup"], Reasoning: reasoning, Answer: len(r.Attempt.Answer), Order: len(entries)}}
+			Pending: pending, Speedup: r.Verdict.Measurements["speedup"], Stream: streamOf(r.Verdict),
+			Reasoning: reasoning, Answer: len(r.Attempt.Answer), Order: len(entries)}}
+		if why := opt.Selection.Admit(&e.cand); why != "" {
+			sum.Excluded[why]++
+			return nil
+		}
 		entries = append(entries, e)
 		jobs <- job{e: e, lane: r.Task.Lane, answer: r.Attempt.Answer, files: r.Task.Files, prompt: r.Task.Prompt}
 		return nil
@@ -360,7 +380,7 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 			if a.Round != b.Round {
 				return a.Round < b.Round
 			}
-			return curate.Better(a, b)
+			return opt.Selection.Better(a, b)
 		})
 		dd, err := curate.NewDeduper(opt.Params)
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/kiln-dev/kiln/runs/curate"
 )
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
@@ -116,6 +118,12 @@ func card(sum *Summary, opt Options, validation bool) []byte {
 	fmt.Fprintf(&b, "- Selection: `%s`", opt.Selection.Policy)
 	if opt.Selection.Policy == "concur" {
 		fmt.Fprintf(&b, " (keep speedup > %g, single-operator share %g)", opt.Selection.KeepSpeedup, opt.Selection.SingleShare)
+	}
+	if opt.Selection.MinSpeedup > 0 {
+		fmt.Fprintf(&b, "; only samples with speedup >= %g", opt.Selection.MinSpeedup)
+	}
+	if opt.Selection.Stream != curate.StreamAny {
+		fmt.Fprintf(&b, "; stream policy `%s` (kernels on the current stream)", opt.Selection.Stream)
 	}
 	fmt.Fprintf(&b, "; kept by reason: %s.\n", countList(sum.Selected))
 	fmt.Fprintf(&b, "- Difficulty: by each task's average reasoning length, easy < %g <= medium <= %g < hard tokens (ConCuR section 4.4).\n\n", opt.Tiers.Easy, opt.Tiers.Hard)

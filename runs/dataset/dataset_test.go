@@ -28,6 +28,7 @@ type sample struct {
 	answer     string // the fenced answer the final reply carries
 	reasoning  string
 	speedup    float64 // 0: not measured
+	stream     string  // "current", "legacy": the stream_current measurement (1, 0); "": none
 	reasonToks int
 	pass       bool
 	pending    bool
@@ -91,6 +92,12 @@ func plant(t testing.TB, st *runs.Store, name string, samples []sample) runs.Cam
 			Measurements: map[string]float64{}, Toolchain: map[string]string{"nvcc": "13.0"}, Policy: "test/v1"}
 		if s.speedup > 0 {
 			v.Measurements["speedup"] = s.speedup
+		}
+		switch s.stream {
+		case "current":
+			v.Measurements["stream_current"] = 1
+		case "legacy":
+			v.Measurements["stream_current"] = 0
 		}
 		if s.pending {
 			v.Stages = []byte(`[{"name":"compile","ok":true},{"name":"run","skipped":true}]`)
@@ -511,6 +518,57 @@ func TestConcurThroughBuild(t *testing.T) {
 	}
 	if !slices.Equal(keys, []string{"r0/p#1", "r0/q#2"}) || sum.Selected[curate.KeptConcise] != 1 || sum.Selected[curate.KeptFast] != 1 || sum.Excluded["policy"] != 4 {
 		t.Errorf("concur kept %v, summary %+v", keys, sum)
+	}
+}
+
+// TestSpeedAndStreamThroughBuild: a correct sample slower than the
+// reference is exported by default; curation's min speedup and stream
+// policy leave samples out, counted by reason.
+func TestSpeedAndStreamThroughBuild(t *testing.T) {
+	st := openStore(t)
+	set := []sample{
+		{key: "r0/slow#0", cats: []string{"matmul"}, input: kernel(500, 3), answer: kernel(50, 12), speedup: 0.4, stream: "current", pass: true},
+		{key: "r0/fast#0", cats: []string{"matmul"}, input: kernel(501, 3), answer: kernel(51, 13), speedup: 2.5, stream: "legacy", pass: true},
+		{key: "r0/both#0", cats: []string{"conv"}, input: kernel(502, 3), answer: kernel(52, 14), speedup: 1.2, stream: "current", pass: true},
+		{key: "r0/untimed#0", cats: []string{"conv"}, input: kernel(503, 3), answer: kernel(53, 15), pass: true},
+	}
+	c := plant(t, st, "speed", set)
+	keys := func(mod func(*Options)) ([]string, *Summary) {
+		var buf bytes.Buffer
+		opt := DefaultOptions()
+		mod(&opt)
+		sum, err := Build(context.Background(), st, c.ID, Output{W: &buf}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			var s runs.Sample
+			if err := json.Unmarshal([]byte(line), &s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s.TaskKey)
+		}
+		slices.Sort(out)
+		return out, sum
+	}
+	got, sum := keys(func(*Options) {})
+	if !slices.Equal(got, []string{"r0/both#0", "r0/fast#0", "r0/slow#0", "r0/untimed#0"}) || sum.Settings.MinSpeedup != 0 || sum.Settings.Stream != "" {
+		t.Errorf("default: kept %v, settings %+v", got, sum.Settings)
+	}
+	got, sum = keys(func(o *Options) { o.Selection.MinSpeedup = 1 })
+	if !slices.Equal(got, []string{"r0/both#0", "r0/fast#0"}) || sum.Excluded[curate.ExcludeSlow] != 2 || sum.Settings.MinSpeedup != 1 {
+		t.Errorf("min speedup 1: kept %v, excluded %v", got, sum.Excluded)
+	}
+	got, sum = keys(func(o *Options) { o.Selection.Stream = curate.StreamRequire })
+	if !slices.Equal(got, []string{"r0/both#0", "r0/slow#0"}) || sum.Excluded[curate.ExcludeStream] != 2 || sum.Settings.Stream != "require" {
+		t.Errorf("require current stream: kept %v, excluded %v", got, sum.Excluded)
+	}
+	got, _ = keys(func(o *Options) {
+		o.Selection.Stream, o.Selection.MinSpeedup, o.Selection.Policy = curate.StreamRequire, 1, curate.BestPerTask
+	})
+	if !slices.Equal(got, []string{"r0/both#0"}) {
+		t.Errorf("both: kept %v", got)
 	}
 }
 

@@ -9,9 +9,15 @@ package torch2cuda
 // gpu/bench.sh's cgroups()):
 //
 //	go test -c -tags gpu -o t2c-gpu.test ./tools/torch2cuda     # on the CPU host
-//	cd tools/torch2cuda && ../../t2c-gpu.test -test.run GPU -test.v -test.timeout 20m
+//	cd tools/torch2cuda && ../../t2c-gpu.test -test.run GPUJudge -test.v -test.timeout 30m
 //
 // -torch2cuda.answers N sets how many starter answers join (default 8).
+// The peer suite (peers/manifest.json) joins too: each answer must pass
+// with its stream finding (legacy_default for <<<grid, block>>> launches),
+// each twin must fail; no side-stream candidate of the broken set may pass.
+// TestGPUKernelBenchFewShot judges KernelBench's own few-shot pairs when
+// KILN_KERNELBENCH_FEWSHOT names a folder holding them (model_ex_*.py and
+// model_new_ex_*.py: src/kernelbench/prompts/few_shot of a checkout).
 // TestProbeOnGPU and TestQuarantineOnGPU check the GPU health probe and the
 // quarantine of a GPU that fails it (-test.run 'ProbeOnGPU|QuarantineOnGPU').
 
@@ -67,7 +73,9 @@ func TestGPUJudge(t *testing.T) {
 	}
 	type job struct {
 		name, ref, cand string
-		want            []string // classes; "" is a pass, "slower" a correct kernel slower than torch
+		want            []string // classes; "" is a pass (a correct kernel, faster than torch or not)
+		stream          string   // a pass's stream finding ("" when not checked)
+		side            bool     // a side-stream candidate: must never pass
 	}
 	var jobs []job
 	probs, err := LoadBuiltinProblems()
@@ -75,20 +83,30 @@ func TestGPUJudge(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range probs[:min(*gpuAnswers, len(probs))] {
-		jobs = append(jobs, job{p.ID, read(filepath.Join("problems", p.ID+".py")), read(filepath.Join("answers", p.ID+".py")),
-			[]string{"", string(ClassSlower)}})
+		// The starter answers launch on the current stream.
+		jobs = append(jobs, job{name: p.ID, ref: read(filepath.Join("problems", p.ID+".py")),
+			cand: read(filepath.Join("answers", p.ID+".py")), want: []string{""}, stream: StreamCurrent})
 	}
 	var manifest []struct {
-		Candidate, Problem string
-		Expect             []string
+		Candidate, Problem, Kind string
+		Expect                   []string
 	}
 	if err := json.Unmarshal([]byte(read(filepath.Join("broken", "manifest.json"))), &manifest); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range manifest {
-		jobs = append(jobs, job{m.Candidate, read(filepath.Join("problems", m.Problem+".py")), read(filepath.Join("broken", m.Candidate)), m.Expect})
+		jobs = append(jobs, job{name: m.Candidate, ref: read(filepath.Join("problems", m.Problem+".py")),
+			cand: read(filepath.Join("broken", m.Candidate)), want: m.Expect, side: m.Kind == "side_stream"})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
+	// The peer suite: answers in the styles models and KernelBench write
+	// (default-stream launches among them) pass with their stream
+	// finding; their twins fail.
+	for _, p := range loadPeers(t) {
+		ref := read(p.Problem)
+		jobs = append(jobs, job{name: "peer " + p.Name, ref: ref, cand: read(p.Answer), want: []string{""}, stream: p.Stream},
+			job{name: "peer twin " + p.Name, ref: ref, cand: read(p.Twin), want: p.TwinExpect})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 28*time.Minute)
 	defer cancel()
 	verdicts := make([]tools.Verdict, len(jobs))
 	errs := make([]error, len(jobs))
@@ -113,12 +131,99 @@ func TestGPUJudge(t *testing.T) {
 			continue
 		}
 		got := string(v.Class)
-		if !slices.Contains(j.want, got) || (got == "" && !v.Pass) || len(tools.PendingStages(v)) > 0 {
+		if !slices.Contains(j.want, got) || (got == "" && !v.Pass) || len(tools.PendingStages(v)) > 0 || (j.side && v.Pass) {
 			t.Errorf("%s: class %q pass %v, want one of %q: %.400s", j.name, got, v.Pass, j.want, v.Diagnostic)
 			continue
 		}
-		t.Logf("%-55s %-20s speedup %.3g", j.name, got, v.Measurements["speedup"])
+		if v.Pass {
+			if err := checkPassFigures(v, j.stream); err != nil {
+				t.Errorf("%s: %v", j.name, err)
+			}
+		}
+		t.Logf("%-55s %-20s speedup %.3g fast %v %s", j.name, got, v.Measurements["speedup"], v.Measurements[MeasureFast], stageDetail(v, StageJudge))
 	}
+}
+
+// checkPassFigures checks what a pass reports beside it: the speedup and
+// fast (speedup > 1), and the stream finding (want: "" checks none).
+func checkPassFigures(v tools.Verdict, want string) error {
+	sp, ok := v.Measurements["speedup"]
+	fast, okFast := v.Measurements[MeasureFast]
+	if !ok || !okFast || (fast == 1) != (sp > 1) {
+		return fmt.Errorf("speedup %v (%v), fast %v (%v): want both, fast = speedup > 1", sp, ok, fast, okFast)
+	}
+	cur, okCur := v.Measurements[MeasureStreamCurrent]
+	detail := stageDetail(v, StageJudge)
+	if !okCur || !strings.Contains(detail, "stream: ") {
+		return fmt.Errorf("no stream finding (measurements %v, detail %q)", v.Measurements, detail)
+	}
+	if want != "" && (!strings.Contains(detail, "stream: "+want) || (cur == 1) != (want == StreamCurrent)) {
+		return fmt.Errorf("stream: detail %q, stream_current %v; want %s", detail, cur, want)
+	}
+	return nil
+}
+
+func stageDetail(v tools.Verdict, stage string) string {
+	for _, s := range v.Stages {
+		if s.Name == stage {
+			return s.Detail
+		}
+	}
+	return ""
+}
+
+// TestGPUKernelBenchFewShot: KernelBench's own few-shot pairs (their
+// model_new_ex_*.py launch <<<grid, block>>> on the default stream) are
+// judged correct, a pass each, with their stream finding. The files come
+// from the folder KILN_KERNELBENCH_FEWSHOT names; none is kept here.
+func TestGPUKernelBenchFewShot(t *testing.T) {
+	dir := os.Getenv("KILN_KERNELBENCH_FEWSHOT")
+	if dir == "" {
+		t.Skip("KILN_KERNELBENCH_FEWSHOT is not set: point it at KernelBench's src/kernelbench/prompts/few_shot")
+	}
+	needSandbox(t)
+	if testRegistry.GPU().SMI == "" {
+		t.Fatal("no nvidia-smi: run this test on the GPU host")
+	}
+	news, err := filepath.Glob(filepath.Join(dir, "model_new_ex_*.py"))
+	if err != nil || len(news) == 0 {
+		t.Fatalf("%s: no model_new_ex_*.py (%v)", dir, err)
+	}
+	gpus := max(len(testRegistry.GPU().Devices), 1)
+	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, GPUSlots: gpus, GPUs: gpus,
+		CompileParallel: runtime.NumCPU(), CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, n := range news {
+		ref := filepath.Join(dir, strings.Replace(filepath.Base(n), "model_new_ex_", "model_ex_", 1))
+		rb, err1 := os.ReadFile(ref)
+		cb, err2 := os.ReadFile(n)
+		if err1 != nil || err2 != nil {
+			t.Errorf("%s: %v %v", n, err1, err2)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: string(rb)}}, string(cb))
+			switch {
+			case err != nil:
+				t.Errorf("%s: %v", filepath.Base(n), err)
+			case !v.Pass:
+				t.Errorf("%s: class %q at %s: %.600s", filepath.Base(n), v.Class, v.Stage, v.Diagnostic)
+			default:
+				if err := checkPassFigures(v, ""); err != nil {
+					t.Errorf("%s: %v", filepath.Base(n), err)
+				}
+				t.Logf("%-32s pass, speedup %.3g, %s", filepath.Base(n), v.Measurements["speedup"], stageDetail(v, StageJudge))
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestProbeOnGPU runs the health probe that the GPU judge runs after a bad

@@ -3,8 +3,8 @@ package torch2cuda
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
@@ -14,6 +14,11 @@ import (
 //
 //go:embed judge/judge.py
 var judgeScript []byte
+
+// staticCheckScript reads a candidate's syntax tree (static_check.py).
+//
+//go:embed static_check.py
+var staticCheckScript []byte
 
 // maxJudgeJSON bounds the judge's result file.
 const maxJudgeJSON = 4 << 20
@@ -27,32 +32,34 @@ func (l *Lane) python() (string, error) {
 	return t.Path, nil
 }
 
-// syntaxCheck parses the answer with python3's ast in the sandbox (no
-// candidate code runs): "" when it parses, else the SyntaxError.
-func (l *Lane) syntaxCheck(ctx context.Context, answer string) (string, error) {
+// staticCheck reads the answer's syntax tree with static_check.py in the
+// sandbox (python3's ast; no candidate code runs): its syntax error, or
+// its build calls and where __global__ appears.
+func (l *Lane) staticCheck(ctx context.Context, answer string) (staticFacts, error) {
+	var f staticFacts
 	py, err := l.python()
 	if err != nil {
-		return "", err
+		return f, err
 	}
 	box, err := l.cfg.Sandbox.Open(ctx)
 	if err != nil {
-		return "", fmt.Errorf("torch2cuda static: %w", err)
+		return f, fmt.Errorf("torch2cuda static: %w", err)
 	}
 	defer box.Close()
-	if err := box.WriteFile("candidate.py", []byte(answer), 0o644); err != nil {
-		return "", fmt.Errorf("torch2cuda static: %w", err)
+	for name, body := range map[string][]byte{"candidate.py": []byte(answer), "static_check.py": staticCheckScript} {
+		if err := box.WriteFile(name, body, 0o644); err != nil {
+			return f, fmt.Errorf("torch2cuda static: %w", err)
+		}
 	}
-	const check = "import ast, sys\nsrc = open('candidate.py').read()\ntry:\n    ast.parse(src, 'candidate.py')\nexcept SyntaxError as e:\n" +
-		"    print('%s:%s:%s: SyntaxError: %s' % (e.filename, e.lineno, e.offset, e.msg))\n    if e.text: print('    ' + e.text.rstrip())\n    sys.exit(1)\n"
-	res, err := box.Run(ctx, sandboxes.Spec{Argv: []string{py, "-I", "-S", "-c", check}, Limits: l.cfg.StaticLimits})
+	res, err := box.Run(ctx, sandboxes.Spec{Argv: []string{py, "-I", "-S", "static_check.py", "candidate.py"}, Limits: l.cfg.StaticLimits})
 	if err != nil {
-		return "", fmt.Errorf("torch2cuda static: %w", err)
+		return f, fmt.Errorf("torch2cuda static: %w", err)
 	}
-	switch {
-	case res.ExitCode == 0 && res.Killed == "":
-		return "", nil
-	case res.ExitCode == 1 && res.Killed == "":
-		return strings.TrimSpace(string(res.Stdout)), nil
+	if res.ExitCode != 0 || res.Killed != "" {
+		return f, fmt.Errorf("torch2cuda static: python3 failed (exit %d, killed %q): %s", res.ExitCode, res.Killed, clip(string(res.Stderr), 500))
 	}
-	return "", fmt.Errorf("torch2cuda static: python3 failed (exit %d, killed %q): %s", res.ExitCode, res.Killed, clip(string(res.Stderr), 500))
+	if err := json.Unmarshal(res.Stdout, &f); err != nil {
+		return f, fmt.Errorf("torch2cuda static: static_check.py output: %w: %s", err, clip(string(res.Stdout), 300))
+	}
+	return f, nil
 }

@@ -193,7 +193,6 @@ func rules() (refinement.LaneRules, error) {
 			{Label: "wrong.shape", Classes: []string{string(ClassWrongShape)}, Doc: "an output of the wrong shape or dtype"},
 			{Label: "wrong.nan", Classes: []string{string(ClassNaN)}, Doc: "NaN or Inf where the reference is finite"},
 			{Label: "wrong.values", Classes: wrong, Doc: "outputs differ from the reference beyond the tolerance"},
-			{Label: "slower", Classes: []string{string(ClassSlower)}, Doc: "correct, but slower than PyTorch"},
 			{Label: "cheat.judge", Classes: []string{string(ClassSuspectedCheating)}, Doc: "the judge found the answer sidestepping the task (see its suspicion)"},
 			refinement.BuildTimeoutRule(StageStatic),
 		},

@@ -6,8 +6,12 @@
 // Verification stages:
 //
 //   - extract: a Python answer defining ModelNew;
-//   - static: the module parses (python3's ast, in the sandbox) and builds
-//     custom CUDA code (load_inline or load with a __global__ function);
+//   - static: static_check.py reads the module's syntax tree in the sandbox
+//     (python3's ast; nothing runs): it parses, it calls
+//     torch.utils.cpp_extension.load_inline or load (imports and aliases
+//     resolved: `load_inline as build`, `ce.load_inline`,
+//     `cpp_extension.load`, ...), and a string of it holds a __global__
+//     function;
 //   - problem-check (only when it fails): the problem's own check
 //     (check.go, "judge.py check", cached by problem, judge and device):
 //     the reference loads, runs and agrees with itself on the same inputs.
@@ -19,10 +23,15 @@
 //     limits;
 //   - gpu-judge: judge/judge.py in the sandbox with the GPU: compile (cached
 //     by content), correctness over several seeded trials with a
-//     magnitude-aware tolerance, inputs unmodified, anti-cheat checks (no
-//     custom kernel launched, torch fallback, results cached across calls,
-//     unsynchronised side streams, timing tampering), then timing with CUDA
-//     events and L2 flushes against the reference in the same process. A
+//     magnitude-aware tolerance, inputs unmodified, a stream-discipline
+//     trial (kernels on PyTorch's current stream or on the legacy default
+//     stream pass, with the finding kept as MeasureStreamCurrent; kernels on
+//     a stream of their own fail), anti-cheat checks (no custom kernel
+//     launched, torch fallback, results cached across calls, unsynchronised
+//     side streams, timing tampering), then timing with CUDA events and L2
+//     flushes against the reference in the same process. A correct answer
+//     passes, faster than PyTorch or not: its speedup and MeasureFast are
+//     reported beside it. A
 //     reference that fails there (before any candidate code ran) is a task
 //     fault too, once the GPU has passed its health probe (health.go).
 //
@@ -66,7 +75,29 @@ const (
 	ClassWrongShape        tools.FailureClass = "wrong_shape"
 	ClassNaN               tools.FailureClass = "nan"
 	ClassSuspectedCheating tools.FailureClass = "suspected_cheating"
-	ClassSlower            tools.FailureClass = "slower"
+)
+
+// Stream-discipline findings of the judge (judge/README.md, step 5): the
+// candidate's kernels are ordered with PyTorch's current stream
+// (at::cuda::getCurrentCUDAStream), with the legacy default stream
+// (`kernel<<<grid, block>>>`: right in KernelBench's setting, a pass), or
+// with neither (a stream of their own: wrong_output).
+const (
+	StreamCurrent       = "current"
+	StreamLegacyDefault = "legacy_default"
+	StreamSide          = "side"
+)
+
+// Measurements of the judge besides its figures (speedup, t_ref_ms, ...).
+const (
+	// MeasureFast is 1 when the speedup over PyTorch is above 1, else 0
+	// (absent when not timed). Correct answers pass either way.
+	MeasureFast = "fast"
+	// MeasureStreamCurrent is 1 when the kernels run on PyTorch's current
+	// stream, 0 when on the legacy default stream or a side stream; absent
+	// when the stream trial did not run (on the CPU, or a trial failed
+	// before it). Curation reads it (curation.stream).
+	MeasureStreamCurrent = "stream_current"
 )
 
 // Task files and artifacts.
@@ -323,25 +354,75 @@ func ExtractAnswer(text string) (string, bool) {
 	return "", false
 }
 
-var (
-	modelNewRE   = regexp.MustCompile(`(?m)^class\s+ModelNew\b`)
-	buildCallRE  = regexp.MustCompile(`\bload_inline\s*\(|\bcpp_extension\.load\s*\(|\bfrom\s+torch\.utils\.cpp_extension\s+import\s+[^\n]*\bload\b`)
-	globalFuncRE = regexp.MustCompile(`__global__`)
-)
+var modelNewRE = regexp.MustCompile(`(?m)^class\s+ModelNew\b`)
 
-// staticSuspicion is why an answer cannot be a custom kernel ("" when it
-// may be): it builds no extension, or its sources hold no __global__
-// function.
-func staticSuspicion(answer string) string { return suspicion(answer, true) }
+// staticFacts are what static_check.py reads from a candidate's syntax
+// tree (see that file): the syntax error, the calls that build an
+// extension (imports and aliases resolved), and where __global__ appears.
+type staticFacts struct {
+	SyntaxError *string `json:"syntax_error"`
+	Builds      []struct {
+		Call string `json:"call"`
+		Line int    `json:"line"`
+		As   string `json:"as"`
+	} `json:"builds"`
+	ImportsCppExtension bool `json:"imports_cpp_extension"`
+	GlobalInStrings     bool `json:"global_in_strings"`
+	GlobalInText        bool `json:"global_in_text"`
+}
 
-// suspicion is staticSuspicion; without cuda, a C++ extension is enough
-// (Config.Device "cpu").
-func suspicion(answer string, cuda bool) string {
+// suspicion is why an answer with these facts cannot be a custom kernel
+// ("" when it may be): it calls no torch.utils.cpp_extension builder, or
+// (with cuda) no string of it holds a __global__ function. Without cuda
+// (Config.Device "cpu") a C++ extension is enough.
+func (f staticFacts) suspicion(cuda bool) string {
 	var why []string
-	if !buildCallRE.MatchString(answer) {
-		why = append(why, "builds no extension (no load_inline or cpp_extension.load)")
+	if len(f.Builds) == 0 {
+		w := "builds no extension (no call of torch.utils.cpp_extension.load_inline or load"
+		if f.ImportsCppExtension {
+			w += ": the module names cpp_extension but never calls a builder"
+		}
+		why = append(why, w+")")
 	}
-	if cuda && !globalFuncRE.MatchString(answer) {
+	if cuda && !f.GlobalInStrings {
+		w := "defines no __global__ CUDA kernel"
+		if f.GlobalInText {
+			w += " (__global__ appears only outside string literals: comments)"
+		}
+		why = append(why, w)
+	}
+	return strings.Join(why, "; ")
+}
+
+// detail is the static stage's detail: the build calls found.
+func (f staticFacts) detail() string {
+	var calls []string
+	for _, b := range f.Builds {
+		c := fmt.Sprintf("%s (line %d", b.Call, b.Line)
+		if b.As != "" && b.As != b.Call {
+			c += ", as " + clip(b.As, 60)
+		}
+		calls = append(calls, c+")")
+	}
+	if len(calls) > 4 {
+		calls = append(calls[:4], fmt.Sprintf("%d more", len(calls)-4))
+	}
+	return "builds: " + strings.Join(calls, ", ")
+}
+
+// staticSuspicion is the refinement taxonomy's check of a stored answer,
+// in Go without a sandbox: it flags only what cannot build a custom
+// kernel in any form: an answer that never names torch.utils.cpp_extension
+// (every way to reach load_inline or load does), or, without __global__
+// anywhere, that defines no kernel. The verifier's own check is the
+// syntax-tree one (staticFacts.suspicion), which resolves imports and
+// aliases.
+func staticSuspicion(answer string) string {
+	var why []string
+	if !strings.Contains(answer, "cpp_extension") {
+		why = append(why, "builds no extension (torch.utils.cpp_extension is never named)")
+	}
+	if !strings.Contains(answer, "__global__") {
 		why = append(why, "defines no __global__ CUDA kernel")
 	}
 	return strings.Join(why, "; ")
@@ -361,16 +442,18 @@ func (l *Lane) Verify(ctx context.Context, item tools.Item, answer string) (tool
 	v.ok(StageExtract, 0, "")
 	v.v.Artifacts[ArtifactCandidate] = []byte(answer)
 	start := time.Now()
-	if diag, err := l.syntaxCheck(ctx, answer); err != nil {
+	facts, err := l.staticCheck(ctx, answer)
+	if err != nil {
 		return tools.Verdict{}, err
-	} else if diag != "" {
-		return v.fail(StageStatic, tools.ClassCompileError, time.Since(start), diag), nil
 	}
-	if why := suspicion(answer, l.cfg.Device != "cpu"); why != "" {
+	if facts.SyntaxError != nil {
+		return v.fail(StageStatic, tools.ClassCompileError, time.Since(start), *facts.SyntaxError), nil
+	}
+	if why := facts.suspicion(l.cfg.Device != "cpu"); why != "" {
 		v.v.Suspicion = []string{why}
 		return v.fail(StageStatic, ClassSuspectedCheating, time.Since(start), "not a custom CUDA kernel: "+why), nil
 	}
-	v.ok(StageStatic, time.Since(start), "")
+	v.ok(StageStatic, time.Since(start), facts.detail())
 	if why := l.cannotJudge(); why != "" {
 		v.skip(StageJudge, "skipped: "+why+"; `kiln rescore --pending` on a GPU host judges the kept candidate")
 		v.v.Pass, v.v.Stage = true, StageJudge
@@ -508,10 +591,15 @@ type jsonNumber = *float64
 // judgeResult is judge.py's JSON (the fields kiln reads; the whole object
 // is kept as the judge.json artifact).
 type judgeResult struct {
-	Pass       bool       `json:"pass"`
-	Class      string     `json:"class"`
-	Correct    bool       `json:"correct"`
-	Speedup    jsonNumber `json:"speedup"`
+	Pass    bool       `json:"pass"`
+	Class   string     `json:"class"`
+	Correct bool       `json:"correct"`
+	Speedup jsonNumber `json:"speedup"`
+	// Fast: speedup > 1 (null when not timed).
+	Fast *bool `json:"fast"`
+	// Stream is the stream-discipline trial's finding: StreamCurrent,
+	// StreamLegacyDefault, StreamSide, or "" when it did not run.
+	Stream     string     `json:"stream"`
 	TRefMS     jsonNumber `json:"t_ref_ms"`
 	TNewMS     jsonNumber `json:"t_new_ms"`
 	WallRefMS  jsonNumber `json:"wall_ref_ms"`
@@ -551,6 +639,18 @@ func (r judgeResult) measurements() map[string]float64 {
 	if r.Correct {
 		out["correct"] = 1
 	}
+	if r.Speedup != nil {
+		out[MeasureFast] = 0
+		if *r.Speedup > 1 {
+			out[MeasureFast] = 1
+		}
+	}
+	switch r.Stream {
+	case StreamCurrent:
+		out[MeasureStreamCurrent] = 1
+	case StreamLegacyDefault, StreamSide:
+		out[MeasureStreamCurrent] = 0
+	}
 	return out
 }
 
@@ -559,8 +659,14 @@ func (r judgeResult) detail() string {
 	if r.Speedup != nil {
 		parts = append(parts, fmt.Sprintf("speedup %.3gx (torch %.4g ms, kernel %.4g ms)", *r.Speedup, val(r.TRefMS), val(r.TNewMS)))
 	}
+	if r.Speedup != nil && *r.Speedup <= 1 && r.Correct {
+		parts = append(parts, "correct but not faster than PyTorch")
+	}
 	if r.MaxAbsErr != nil {
 		parts = append(parts, fmt.Sprintf("max abs err %.3g", *r.MaxAbsErr))
+	}
+	if r.Stream != "" {
+		parts = append(parts, "stream: "+r.Stream)
 	}
 	if r.Env.Device != "" {
 		parts = append(parts, "on "+r.Env.Device)

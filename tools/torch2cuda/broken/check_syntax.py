@@ -32,7 +32,7 @@ PROBLEMS = os.path.join(ROOT, "problems")
 ANSWERS = os.path.join(ROOT, "answers")
 
 CLASSES = {"ok", "compile_error", "runtime_error", "illegal_memory", "timeout", "wrong_output", "wrong_shape",
-           "nan", "suspected_cheating", "slower"}
+           "nan", "suspected_cheating"}
 # kind -> the judge class it must at least accept
 PRIMARY = {
     "zeros": "wrong_output",

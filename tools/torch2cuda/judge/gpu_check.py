@@ -50,7 +50,8 @@ def main():
 
     jobs = []
     ref = os.path.join(CUDA, "ref_scale_relu.py")
-    for name in ("correct", "side_stream", "illegal", "fallback", "no_kernel", "event_patch", "correct"):
+    for name in ("correct", "side_stream", "illegal", "fallback", "no_kernel", "event_patch", "legacy_stream",
+                 "blocking_side_stream", "correct"):
         jobs.append({"id": "gpu_" + name + ("_again" if any(j["id"] == "gpu_" + name for j in jobs) else ""),
                      "reference": ref, "candidate": os.path.join(CUDA, "cand_%s.py" % name)})
     picks = ["level1/001_square_matmul", "level1/013_layer_norm", "level1/027_softmax", "level2/001_gemm_bias_relu",
@@ -86,7 +87,7 @@ def main():
         print("%s %s" % ("PASS" if cond else "FAIL", what), flush=True)
         if not cond or os.environ.get("VERBOSE"):
             print("     " + json.dumps({k: r.get(k) for k in (
-                "class", "correct", "suspicion", "diagnostic", "speedup", "t_ref_ms", "t_new_ms", "wall_ref_ms",
+                "class", "correct", "stream", "suspicion", "diagnostic", "speedup", "fast", "t_ref_ms", "t_new_ms", "wall_ref_ms",
                 "wall_new_ms", "hidden_ms", "kernels", "torch_ops", "compile_cached", "compile_ms", "fs_guard")})[:2500],
                   flush=True)
 
@@ -97,7 +98,12 @@ def main():
             jid, r["class"], r.get("speedup"), r.get("t_ref_ms"), r.get("t_new_ms"), r.get("compile_cached"))
         print("     " + summary, flush=True)
         if jid in ("gpu_correct", "gpu_correct_again", "after_hang"):
-            check(r["pass"] and any("scale_relu_kernel" in k for k in r["kernels"]), jid + " passes", r)
+            check(r["pass"] and any("scale_relu_kernel" in k for k in r["kernels"]) and r["stream"] == "current",
+                  jid + " passes, stream current", r)
+        elif jid == "gpu_legacy_stream":
+            check(r["pass"] and r["stream"] == "legacy_default", jid + " passes, stream legacy_default", r)
+        elif jid == "gpu_blocking_side_stream":
+            check(not r["pass"] and r["class"] == "wrong_output" and r["stream"] == "side", jid + " rejected, stream side", r)
         elif jid == "gpu_side_stream":
             check(not r["pass"] and r["class"] in ("wrong_output", "suspected_cheating"), jid + " rejected", r)
         elif jid == "gpu_illegal":
@@ -111,7 +117,8 @@ def main():
         elif jid == "gpu_event_patch":
             check(r["class"] == "suspected_cheating" and any("timing tampering" in s for s in r["suspicion"]), jid, r)
         else:  # honest answers from ../answers
-            check(r["correct"] and not r["suspicion"] and r["class"] in ("", "slower"), jid + " honest answer", r)
+            check(r["pass"] and r["correct"] and not r["suspicion"] and r["class"] == "" and r["fast"] == (r["speedup"] > 1),
+                  jid + " honest answer (a pass, fast or not)", r)
         if jid not in ("gpu_hang",):
             check(bool(r.get("compile_cached")), jid + " compile cache hit after compile-only", r)
     print("%d failure(s)" % fails, flush=True)

@@ -61,6 +61,9 @@ _ORIG_EVENT = getattr(torch.cuda, "Event", None)
 _ORIG_SYNC = torch.cuda.synchronize
 _ORIG_CUR_STREAM = torch.cuda.current_stream
 _ORIG_SET_STREAM = getattr(torch.cuda, "set_stream", None)
+_ORIG_STREAM_CLS = getattr(torch.cuda, "Stream", None)
+_ORIG_EXT_STREAM = getattr(torch.cuda, "ExternalStream", None)
+_ORIG_STREAM_CTX = getattr(torch.cuda, "stream", None)
 try:
     import torch.profiler as _tprof  # importing the profiler does not initialise CUDA
     _ORIG_PROFILE, _ORIG_ACTIVITY = _tprof.profile, _tprof.ProfilerActivity
@@ -865,7 +868,8 @@ def new_result(o):
     mode = o["tolerance"]
     return {
         "pass": False, "class": "", "correct": False, "stages": [],
-        "speedup": None, "t_ref_ms": None, "t_new_ms": None, "wall_ref_ms": None, "wall_new_ms": None,
+        "speedup": None, "fast": None, "stream": None,
+        "t_ref_ms": None, "t_new_ms": None, "wall_ref_ms": None, "wall_new_ms": None,
         "max_abs_err": None, "max_rel_err": None,
         "tolerance": {"mode": mode, "rtol": 1e-2 if mode == "kernelbench" else o["rtol"],
                       "atol": 1e-2 if mode == "kernelbench" else None,
@@ -884,13 +888,10 @@ def finalize(res, crash=None, fail=None):
         cls = "suspected_cheating"
     elif not res["correct"]:
         cls = fail or "wrong_output"
-    elif res.get("speedup") is not None and res["speedup"] < 1.0:
-        cls = "slower"
-        if not res["diagnostic"]:
-            res["diagnostic"] = "slower than the reference: speedup %.3fx (t_ref %.4g ms, t_new %.4g ms)" % (
-                res["speedup"], res["t_ref_ms"], res["t_new_ms"])
     else:
-        cls = ""
+        cls = ""  # correct is a pass, slower than the reference or not: speed is reported apart
+    sp = res.get("speedup")
+    res["fast"] = None if sp is None else bool(sp > 1.0)
     if cls == "suspected_cheating":
         d = "suspected cheating: " + "; ".join(res["suspicion"])
         if res["diagnostic"]:
@@ -1443,9 +1444,10 @@ def evaluate(task, send):
         try:
             sf = stream_trial(new, ref_outs[0], trial_inputs[0], dev, o)
         except BaseException as e:
-            cls, diag = report_exc(e, "candidate forward on a side current stream")
-            sf = {"cls": cls, "detail": diag}
-        if sf is not None:
+            cls, diag = report_exc(e, "candidate forward on a busy non-default current stream")
+            sf = {"stream": None, "cls": cls, "detail": diag}
+        res["stream"] = sf["stream"]
+        if "cls" in sf:
             first_fail = dict(sf, trial=0)
     res["correct"] = ok_trials == trials and first_fail is None
     if modifies:
@@ -1454,7 +1456,8 @@ def evaluate(task, send):
         res["diagnostic"] = "trial %d: %s" % (first_fail["trial"], first_fail["detail"])
         st.end(False, "%d/%d trials passed; %s" % (ok_trials, trials, res["diagnostic"]))
     else:
-        st.end(True, "%d/%d trials passed" % (ok_trials, trials))
+        st.end(True, "%d/%d trials passed%s" % (ok_trials, trials,
+                                              "; stream: " + res["stream"] if res["stream"] else ""))
     fail_class = first_fail["cls"] if first_fail else None
 
     # ------------------------------------------------------------ anti-cheat
@@ -1589,15 +1592,11 @@ def _add_tamper(res, tamper):
         res["suspicion"] = [s for s in res["suspicion"] if not s.startswith("timing tampering")] + [reason]
 
 
-def stream_trial(new, ref_out, inp, dev, o):
-    """The stream-discipline trial: the candidate runs with a non-default current
-    stream that is still busy when forward is called (a ~30 ms spin, then the real
-    inputs copied over NaN-filled ones, all on that stream). A kernel launched on the
-    current stream (at::cuda::getCurrentCUDAStream) sees the real inputs; a kernel
-    launched on the legacy default stream or on a stream of its own runs before the
-    inputs are written and computes from NaN. Returns None when the output is right,
-    else {"cls", "detail"}: wrong_output (PyTorch's stream contract is broken; under
-    KernelBench's default stream the same kernel may hide its work from the timer)."""
+def _busy_stream_call(new, inp, dev, stream):
+    """One call of the candidate with `stream` as PyTorch's current stream, still busy when
+    forward is called: on it a ~30 ms spin, then the real inputs copied over NaN-filled (or
+    zeroed) tensors, then the call and the output snapshot (a clone on that stream, no extra
+    synchronize). Returns the snapshot, read after a device-wide synchronize."""
     real = _to_dev(inp, dev)
     held = []
     for x in real:
@@ -1611,8 +1610,7 @@ def stream_trial(new, ref_out, inp, dev, o):
         else:
             held.append(x)
     _ORIG_SYNC(dev)
-    side = torch.cuda.Stream(device=dev)
-    with torch.no_grad(), torch.cuda.stream(side):
+    with torch.no_grad(), _ORIG_STREAM_CTX(stream):
         torch.cuda._sleep(50_000_000)
         for h, x in zip(held, real):
             if isinstance(h, torch.Tensor):
@@ -1620,12 +1618,75 @@ def stream_trial(new, ref_out, inp, dev, o):
         out = new(*held)
         snap = snapshot(out)
     _ORIG_SYNC(dev)
-    c = compare(ref_out, snap, o["tolerance"], o["rtol"], o["atol_scale"])
+    return snap
+
+
+class _BlockingStream:
+    """A blocking CUDA stream (cuStreamCreate with CU_STREAM_DEFAULT) made by the judge
+    through the driver API and wrapped in torch.cuda.ExternalStream (driver and runtime
+    stream handles are interchangeable). PyTorch's own streams are all non-blocking; a
+    blocking stream is implicitly ordered with the legacy default stream, as PyTorch's
+    default stream is. close() synchronises, frees the cached blocks of the stream and
+    destroys it."""
+
+    def __init__(self, dev):
+        self.dev, self.handle, self.lib = dev, None, None
+
+    def open(self):
+        _ORIG_SYNC(self.dev)  # makes the device's primary context current on this thread
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        h = ctypes.c_void_p()
+        rc = self.lib.cuStreamCreate(ctypes.byref(h), ctypes.c_uint(0))
+        if rc != 0 or not h.value:
+            raise RuntimeError("cuStreamCreate(CU_STREAM_DEFAULT) failed: CUresult %d" % rc)
+        self.handle = h
+        return _ORIG_EXT_STREAM(h.value, device=self.dev)
+
+    def close(self):
+        if self.handle is None:
+            return
+        try:
+            _ORIG_SYNC(self.dev)
+            torch.cuda.empty_cache()
+        finally:
+            self.lib.cuStreamDestroy_v2(self.handle)
+            self.handle = None
+
+
+_STREAM_SIDE_DETAIL = (
+    "wrong output when PyTorch's current stream is not the default stream (%s), under a non-blocking and "
+    "under a blocking current stream alike: the kernels run on a stream of their own (cudaStreamCreate or "
+    "cudaStreamNonBlocking) that nothing orders with the caller's work; launch on "
+    "at::cuda::getCurrentCUDAStream() (or on the default stream, <<<grid, block>>>)")
+
+
+def stream_trial(new, ref_out, inp, dev, o):
+    """The stream-discipline trial (README, step 5): which stream the candidate's work is
+    ordered with. First trial 0 again with a busy *non-blocking* current stream: right there
+    means the kernels run on the current stream (at::cuda::getCurrentCUDAStream). Else again
+    with a busy *blocking* current stream made by the judge: kernels on the legacy default
+    stream (`kernel<<<grid, block>>>`) wait for it and the snapshot on it waits for them, so
+    they come out right (KernelBench's setting: correct, a pass); kernels on a stream of their
+    own (blocking or not) are ordered with neither and read the inputs before they are written.
+    Returns {"stream": "current"|"legacy_default"|"side"}, with {"cls", "detail"} for side."""
+    c = compare(ref_out, _busy_stream_call(new, inp, dev, _ORIG_STREAM_CLS(device=dev)),
+                o["tolerance"], o["rtol"], o["atol_scale"])
     if c["ok"]:
-        return None
-    return {"cls": "wrong_output", "detail": "wrong output when PyTorch's current stream is not the default stream "
-            "(%s): the kernels do not run on at::cuda::getCurrentCUDAStream() (a stream of their own, or the legacy "
-            "default stream), so they race with the work around them" % c["detail"]}
+        return {"stream": "current"}
+    first = c["detail"]
+    bs = _BlockingStream(dev)
+    try:
+        blocking = bs.open()
+    except Exception as e:  # the judge's own failure: fail safe, say so
+        return {"stream": "side", "cls": "wrong_output",
+                "detail": _STREAM_SIDE_DETAIL % first + " (the blocking-stream trial could not run: %s)" % e}
+    try:
+        c = compare(ref_out, _busy_stream_call(new, inp, dev, blocking), o["tolerance"], o["rtol"], o["atol_scale"])
+    finally:
+        bs.close()
+    if c["ok"]:
+        return {"stream": "legacy_default"}
+    return {"stream": "side", "cls": "wrong_output", "detail": _STREAM_SIDE_DETAIL % first}
 
 
 def _time_pair(ref, new, inputs, dev, o, deadline, settings, after_call):
@@ -2303,7 +2364,7 @@ def judge_result_from(run, opts, scan_reasons):
         for r in scan_reasons:
             if r not in res.get("suspicion", []):
                 res.setdefault("suspicion", []).append(r)
-        if res.get("class") in ("", "slower", "wrong_output", "wrong_shape", "nan", "suspected_cheating"):
+        if res.get("class") in ("", "wrong_output", "wrong_shape", "nan", "suspected_cheating"):
             base = res.get("diagnostic", "")
             if res.get("class") == "suspected_cheating" and base.startswith("suspected cheating: "):
                 base = base.split(" | ", 1)[1] if " | " in base else ""

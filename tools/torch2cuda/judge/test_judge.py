@@ -187,6 +187,79 @@ class TestHelpers(unittest.TestCase):
         self.assertEqual(J._match_kernels(kernels, ["vectorized_elementwise_kernel"],
                                           exclude=["void at::native::vectorized_elementwise_kernel<4>(int)"]), [])
 
+    def test_stream_trial_decision(self):
+        """stream_trial's decision with the GPU calls faked: the first call is under a busy
+        non-blocking current stream, the second under the judge's busy blocking stream."""
+        ref = torch.ones(4)
+        o = {"tolerance": "magnitude", "rtol": 1e-2, "atol_scale": 1e-3}
+        saved = (J._busy_stream_call, J._BlockingStream, J._ORIG_STREAM_CLS)
+        events = []
+
+        class FakeBlocking:
+            fail = None
+
+            def __init__(self, dev):
+                pass
+
+            def open(self):
+                if FakeBlocking.fail:
+                    raise RuntimeError(FakeBlocking.fail)
+                events.append("open")
+                return "blocking"
+
+            def close(self):
+                events.append("close")
+
+        def run(outs, fail=None):
+            calls = []
+            FakeBlocking.fail = fail
+            del events[:]
+
+            def call(new, inp, dev, stream):
+                calls.append(stream)
+                return outs[len(calls) - 1]
+            J._busy_stream_call, J._BlockingStream, J._ORIG_STREAM_CLS = call, FakeBlocking, lambda device: "nonblocking"
+            try:
+                return J.stream_trial(None, ref, [], "cuda", o), calls
+            finally:
+                J._busy_stream_call, J._BlockingStream, J._ORIG_STREAM_CLS = saved
+
+        nan = torch.full((4,), float("nan"))
+        r, calls = run([ref.clone()])
+        self.assertEqual((r, calls), ({"stream": "current"}, ["nonblocking"]))
+        r, calls = run([nan, ref.clone()])
+        self.assertEqual((r, calls, events), ({"stream": "legacy_default"}, ["nonblocking", "blocking"], ["open", "close"]))
+        r, calls = run([nan, nan])
+        self.assertEqual((r["stream"], r["cls"], calls), ("side", "wrong_output", ["nonblocking", "blocking"]))
+        self.assertIn("stream of their own", r["detail"])
+        self.assertEqual(events, ["open", "close"])  # closed after the candidate's call
+        r, calls = run([nan], fail="cuStreamCreate(CU_STREAM_DEFAULT) failed: CUresult 201")
+        self.assertEqual((r["stream"], r["cls"], calls), ("side", "wrong_output", ["nonblocking"]))
+        self.assertIn("could not run", r["detail"])
+
+    def test_finalize_speed(self):
+        o = {"tolerance": "magnitude", "rtol": 1e-2, "atol_scale": 1e-3}
+        for sp, fast in ((0.25, False), (1.0, False), (3.0, True), (None, None)):
+            r = J.new_result(o)
+            r.update(correct=True, speedup=sp)
+            J.finalize(r)
+            self.assertEqual((r["pass"], r["class"], r["fast"]), (True, "", fast), sp)
+        r = J.new_result(o)
+        r.update(correct=False, speedup=0.5)
+        J.finalize(r, fail="wrong_output")
+        self.assertEqual((r["pass"], r["class"], r["fast"]), (False, "wrong_output", False))
+
+    def test_static_scan_passes_peer_answers(self):
+        """The peer suite (../peers, answers in the styles models and KernelBench write) has no
+        hit in the source scan: a hit would make a correct answer suspected_cheating."""
+        with open(os.path.join(HERE, "..", "peers", "manifest.json")) as f:
+            peers = json.load(f)
+        self.assertGreaterEqual(len(peers), 8)
+        for p in peers:
+            for rel in (p["answer"], p["twin"]):
+                with open(os.path.join(HERE, "..", rel)) as f:
+                    self.assertEqual(J.static_scan(f.read()), [], rel)
+
     def test_static_scan(self):
         with open(d("cand_correct.py")) as f:
             self.assertEqual(J.static_scan(f.read()), [])
@@ -324,14 +397,35 @@ class TestCacheAndTiming(unittest.TestCase):
         r = run_judge("judge", "--reference", d("ref_relu_matmul.py"), "--candidate", d("cand_correct.py"),
                       "--build-dir", STATE["build"], "--warmup", "2", "--iters", "10")
         self.assertTrue(r["correct"], r)
-        self.assertIn(r["class"], ("", "slower"))
-        self.assertEqual(r["pass"], r["class"] == "")
+        self.assertEqual(r["class"], "", r)  # correct is a pass, faster than torch or not
+        self.assertTrue(r["pass"], r)
+        self.assertEqual(r["fast"], r["speedup"] > 1, r)
+        self.assertIsNone(r["stream"], r)  # the stream trial runs on CUDA only
         for k in ("t_ref_ms", "t_new_ms", "wall_ref_ms", "wall_new_ms", "speedup"):
             self.assertIsInstance(r[k], float, k)
             self.assertGreater(r[k], 0)
         self.assertAlmostEqual(r["speedup"], r["t_ref_ms"] / r["t_new_ms"], places=6)
         self.assertEqual(r["timing_device"], "cpu")
         self.assertEqual(r["timing_iters"], 10)
+
+
+    @needs_build
+    def test_correct_but_slower_is_a_pass(self):
+        r = run_judge("judge", "--reference", d("ref_relu_matmul.py"), "--candidate", d("cand_slow.py"),
+                      "--build-dir", STATE["build"], "--warmup", "2", "--iters", "10")
+        self.assertTrue(r["correct"], r)
+        self.assertLess(r["speedup"], 1.0, r)
+        self.assertIs(r["fast"], False, r)
+        self.assertTrue(r["pass"], r)
+        self.assertEqual(r["class"], "", r)
+        self.assertEqual(r["suspicion"], [], r)
+        self.assertEqual(r["diagnostic"], "", r)
+
+    def test_untimed_result_has_speed_and_stream_fields(self):
+        r = main_batch()["syntax"]
+        for k in ("speedup", "fast", "stream"):
+            self.assertIn(k, r)
+            self.assertIsNone(r[k], k)
 
 
 class TestIsolation(unittest.TestCase):

@@ -290,6 +290,15 @@ type Curation struct {
 	// SingleShare is concur's target share of single-operator samples,
 	// in [0, 1); 0 (default) leaves the mix alone.
 	SingleShare float64 `yaml:"single_share"`
+	// MinSpeedup, above 0, keeps only samples whose measured speedup is
+	// at least it, under every policy (default 0: a correct kernel is
+	// kept however slow; 1: none slower than the reference).
+	MinSpeedup float64 `yaml:"min_speedup"`
+	// Stream is where kept kernels must run: any (default), prefer
+	// (current-stream samples win near-duplicate clusters and per-task
+	// picks) or require (only samples measured on PyTorch's current
+	// stream; torch2cuda measures it).
+	Stream string `yaml:"stream"`
 	// Benchmarks are folders of benchmark documents (KernelBench
 	// problems, eval sets) that exported samples must not duplicate;
 	// relative paths resolve against the spec's folder.

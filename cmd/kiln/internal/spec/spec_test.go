@@ -215,7 +215,7 @@ agent: {repair_turns: -1}
 retry: {max_attempts: 0, base_delay: 2s, max_delay: 1s}
 refinement: {rounds: -1, threshold: 1.5, factor: 0}
 sampling: {temperature: -0.1, top_p: 0, max_tokens: -1}
-curation: {bands: 10, select: best, single_share: 1, validation: -0.1, difficulty: [9000, 100], threshold: 0}
+curation: {bands: 10, select: best, single_share: 1, validation: -0.1, difficulty: [9000, 100], threshold: 0, min_speedup: -1, stream: sometimes}
 `, []string{
 			"campaign.yaml:4: tasks.samples_per_task: must be >= 1",
 			"campaign.yaml:5: tasks.limit: must be >= 0",
@@ -237,8 +237,10 @@ curation: {bands: 10, select: best, single_share: 1, validation: -0.1, difficult
 			"campaign.yaml:14: sampling.top_p: must be in (0, 1]",
 			"campaign.yaml:15: curation.bands: bands x rows (10 x 8) must equal curation.permutations (128)",
 			"campaign.yaml:15: curation.difficulty: want two thresholds [easy, hard] in tokens, 0 < easy <= hard",
+			"campaign.yaml:15: curation.min_speedup: must be >= 0 (0: no speed-up required)",
 			`campaign.yaml:15: curation.select: unknown selection policy "best" (known: all-verified, best-per-task, concur)`,
 			"campaign.yaml:15: curation.single_share: must be in [0, 1)",
+			`campaign.yaml:15: curation.stream: unknown stream policy "sometimes" (known: any, prefer, require)`,
 			"campaign.yaml:15: curation.threshold: must be in (0, 1]",
 			"campaign.yaml:15: curation.validation: must be in [0, 1)",
 		}},

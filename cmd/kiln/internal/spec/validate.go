@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"regexp"
@@ -398,6 +399,12 @@ func (v *validator) curation() {
 	}
 	if cu.SingleShare < 0 || cu.SingleShare >= 1 {
 		v.add("curation.single_share", "must be in [0, 1)")
+	}
+	if cu.MinSpeedup < 0 || math.IsNaN(cu.MinSpeedup) || math.IsInf(cu.MinSpeedup, 0) {
+		v.add("curation.min_speedup", "must be >= 0 (0: no speed-up required)")
+	}
+	if cu.Stream != "" {
+		v.oneOf("curation.stream", "stream policy", cu.Stream, []string{"any", "prefer", "require"})
 	}
 	if cu.Validation != nil && (*cu.Validation < 0 || *cu.Validation >= 1) {
 		v.add("curation.validation", "must be in [0, 1)")

@@ -35,6 +35,12 @@ static cudaStream_t side_stream() {
     return s;
 }
 
+static cudaStream_t blocking_side_stream() {
+    static cudaStream_t s = nullptr;
+    if (!s) cudaStreamCreate(&s);
+    return s;
+}
+
 torch::Tensor scale_relu(torch::Tensor x, int64_t mode) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == at::kFloat, "x must be a float CUDA tensor");
     auto xc = x.contiguous();
@@ -52,6 +58,10 @@ torch::Tensor scale_relu(torch::Tensor x, int64_t mode) {
     } else if (mode == 3) {   // never terminates
         auto flag = torch::zeros({1}, x.options().dtype(at::kInt));
         spin_forever_kernel<<<1, 1, 0, cur>>>(flag.data_ptr<int>());
+    } else if (mode == 4) {   // honest, on the legacy default stream (KernelBench's style)
+        scale_relu_kernel<<<blocks, threads>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n, 0);
+    } else if (mode == 5) {   // a blocking stream of its own, never joined, with busy work
+        scale_relu_kernel<<<blocks, threads, 0, blocking_side_stream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n, 200);
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;
