@@ -54,6 +54,18 @@ type asmFunc struct {
 	last   string
 }
 
+// instruction counts an instruction line of the body.
+func (f *asmFunc) instruction(line string) {
+	f.instructions++
+	switch m := strings.ToLower(strings.Fields(line)[0]); m {
+	case "s_code_end", "s_nop":
+	case "s_endpgm":
+		f.endpgm, f.last = true, m
+	default:
+		f.last = m
+	}
+}
+
 // terminators end a code path: control does not run on to the next
 // instruction.
 var terminators = map[string]bool{"s_endpgm": true, "s_endpgm_saved": true, "s_endpgm_ordered_ps_done": true,
@@ -262,14 +274,7 @@ func scanAsm(text string) asmInfo {
 			continue
 		}
 		if cur != nil {
-			cur.instructions++
-			switch m := strings.ToLower(strings.Fields(line)[0]); m {
-			case "s_code_end", "s_nop":
-			case "s_endpgm":
-				cur.endpgm, cur.last = true, m
-			default:
-				cur.last = m
-			}
+			cur.instruction(line)
 		}
 		for _, part := range strings.Split(line, "::") {
 			if f := strings.Fields(part); len(f) > 0 {
