@@ -401,7 +401,7 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 	var each time.Duration
 	var rss int64
 	for _, j := range jobs {
-		each += 2 * max(j.lim.timeout, l.cfg.RunTimeout)
+		each += max(j.lim.timeout, l.cfg.RunTimeout) + max(j.lim.refTimeout, l.cfg.RunTimeout)
 		rss = max(rss, j.lim.rss)
 	}
 	lim := l.judgeLimits(1, 1, each)
@@ -420,9 +420,9 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 			files["build/"+j.key+"/"+name] = b
 			size += int64(len(b))
 		}
-		t := max(j.lim.timeout, l.cfg.RunTimeout).Seconds()
 		b, _ := json.Marshal(map[string]any{"id": strconv.Itoa(i), "reference": dir + "/reference.py",
-			"candidate": dir + "/candidate.py", "build_dir": "build/" + j.key, "timeout": t, "reference_timeout": t})
+			"candidate": dir + "/candidate.py", "build_dir": "build/" + j.key,
+			"timeout": max(j.lim.timeout, l.cfg.RunTimeout).Seconds(), "reference_timeout": max(j.lim.refTimeout, l.cfg.RunTimeout).Seconds()})
 		lines.Write(append(b, '\n'))
 	}
 	files["jobs.jsonl"] = lines.Bytes()

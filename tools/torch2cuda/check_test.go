@@ -168,7 +168,7 @@ func TestReferenceErrorIsATaskFault(t *testing.T) {
 		}
 	})
 	// The fake check measured 2 ms + 1 ms: 200 x 3 ms = 0.6 s, under the 45 s floor.
-	if len(got) != 1 || got[0].timeout != 45*time.Second || got[0].rss != 3<<30 {
+	if len(got) != 1 || got[0].timeout != 45*time.Second || got[0].refTimeout != 45*time.Second || got[0].rss != 3<<30 {
 		t.Errorf("limits %+v: want the 45 s floor and 3 GiB", got)
 	}
 	v, err = l.judgeInto(ctx, newVerdict(), okProblem+"# check: oom\n", cand)
@@ -184,19 +184,22 @@ func TestEvalLimits(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	gib := func(n int64) *int64 { n <<= 30; return &n }
 	for _, tc := range []struct {
-		name    string
-		c       ProblemCheck
-		timeout time.Duration
-		rss     int64
+		name                string
+		c                   ProblemCheck
+		timeout, refTimeout time.Duration
+		rss                 int64
 	}{
-		{"unmeasured", ProblemCheck{}, 45 * time.Second, 0},
-		{"fast", ProblemCheck{RefMS: f(0.1), DrawMS: f(0.5), HostRSSPeakBytes: gib(1)}, 45 * time.Second, 3 << 30},
-		{"1 s forward", ProblemCheck{RefMS: f(900), DrawMS: f(100)}, 200 * time.Second, 0},
-		{"capped", ProblemCheck{RefMS: f(60000), HostRSSPeakBytes: gib(100)}, 15 * time.Minute, 110 << 30},
+		{"unmeasured", ProblemCheck{}, 45 * time.Second, 45 * time.Second, 0},
+		{"fast", ProblemCheck{RefMS: f(0.1), DrawMS: f(0.5), HostRSSPeakBytes: gib(1), HostRSSBytes: gib(2)}, 45 * time.Second,
+			45 * time.Second, 3 << 30},
+		{"no peak", ProblemCheck{HostRSSBytes: gib(2)}, 45 * time.Second, 45 * time.Second, 6 << 30},
+		{"1 s forward, slow build", ProblemCheck{RefMS: f(900), DrawMS: f(100), InitMS: f(16000)}, 200 * time.Second,
+			232 * time.Second, 0},
+		{"capped", ProblemCheck{RefMS: f(60000), HostRSSPeakBytes: gib(100)}, 15 * time.Minute, 15 * time.Minute, 110 << 30},
 	} {
 		lim := l.evalLimits(tc.c)
-		if lim.timeout != tc.timeout || lim.rss != tc.rss {
-			t.Errorf("%s: %+v, want %s and %d", tc.name, lim, tc.timeout, tc.rss)
+		if lim.timeout != tc.timeout || lim.refTimeout != tc.refTimeout || lim.rss != tc.rss {
+			t.Errorf("%s: %+v, want %s, %s and %d", tc.name, lim, tc.timeout, tc.refTimeout, tc.rss)
 		}
 	}
 }
