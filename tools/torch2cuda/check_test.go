@@ -178,6 +178,27 @@ func TestReferenceErrorIsATaskFault(t *testing.T) {
 	}
 }
 
+// TestCheckPendingHost: on a host that cannot judge (here: no GPU and a
+// torch without CUDA), the check is pending: CheckTask lets the task go on
+// without running anything, and CheckProblems says why it cannot check.
+func TestCheckPendingHost(t *testing.T) {
+	t.Parallel()
+	f := &fakeChecks{}
+	reg := toolchain.FromReport(toolchain.Report{Tools: []toolchain.Tool{{Name: toolchain.Torch, Path: "/usr/bin/python3",
+		Version: "python 3.11.2, torch 1.13.0, cuda none"}}})
+	l := &Lane{cfg: Config{Toolchains: reg, CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}.withDefaults()}
+	l.checkRun = f.run
+	broken := okProblem + "# check: crash\n"
+	v, err := l.CheckTask(context.Background(), tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: broken}})
+	if err != nil || v.TaskFault() || v.Class != "" || f.count() != 0 {
+		t.Fatalf("pending host: %v, %+v, %d runs; want no verdict and nothing run", err, v, f.count())
+	}
+	if _, err := l.CheckProblems(context.Background(), []string{broken}); err == nil ||
+		!strings.Contains(err.Error(), "torch here has no CUDA") {
+		t.Fatalf("CheckProblems on a pending host: %v", err)
+	}
+}
+
 func TestEvalLimits(t *testing.T) {
 	t.Parallel()
 	l := &Lane{cfg: Config{}.withDefaults()}
@@ -240,7 +261,7 @@ func TestCheckOnCPU(t *testing.T) {
 	}
 	if c := cs[0]; c.RefMS == nil || *c.RefMS <= 0 || c.InputBytes == nil || *c.InputBytes != 32*64*4 || c.OutputBytes == nil ||
 		*c.OutputBytes != 32*48*4 || len(c.Outputs) != 1 || c.BitwiseDeterministic == nil || !*c.BitwiseDeterministic ||
-		c.PeakBytes != nil || c.TimingDevice != "cpu" || c.InputDraw != "cpu" {
+		c.PeakBytes != nil || c.TimingDevice != "cpu" || c.InputDraw != "cpu" || c.HostRSSBytes == nil || *c.HostRSSBytes <= 0 {
 		b, _ := json.Marshal(c)
 		t.Errorf("sound problem's figures: %s", b)
 	}
