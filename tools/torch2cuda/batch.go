@@ -397,15 +397,7 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 		return fail(err)
 	}
 	n := len(jobs)
-	// Each evaluation may take its reference stage's time and its own.
-	var each time.Duration
-	var rss int64
-	for _, j := range jobs {
-		each += 2 * max(j.lim.timeout, l.cfg.RunTimeout)
-		rss = max(rss, j.lim.rss)
-	}
-	lim := l.judgeLimits(1, 1, each)
-	lim.RSS = max(lim.RSS, rss)
+	lim := l.batchLimits(jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), lim.Wall+5*time.Minute)
 	defer cancel()
 	arch := l.arch(ctx)
@@ -420,9 +412,9 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 			files["build/"+j.key+"/"+name] = b
 			size += int64(len(b))
 		}
-		t := max(j.lim.timeout, l.cfg.RunTimeout).Seconds()
 		b, _ := json.Marshal(map[string]any{"id": strconv.Itoa(i), "reference": dir + "/reference.py",
-			"candidate": dir + "/candidate.py", "build_dir": "build/" + j.key, "timeout": t, "reference_timeout": t})
+			"candidate": dir + "/candidate.py", "build_dir": "build/" + j.key,
+			"timeout": max(j.lim.timeout, l.cfg.RunTimeout).Seconds(), "reference_timeout": max(j.lim.refTimeout, l.cfg.RunTimeout).Seconds()})
 		lines.Write(append(b, '\n'))
 	}
 	files["jobs.jsonl"] = lines.Bytes()
@@ -475,6 +467,21 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 	stderr := strings.TrimSpace(string(res.Stderr))
 	return faulted(fail(fmt.Errorf("torch2cuda judge gave no result for this candidate (%s): %s", why, clip(stderr, 1500))),
 		"the judge gave no result ("+why+"): "+clip(lastLine(stderr), 300))
+}
+
+// batchLimits bound a judge batch: each evaluation may take its reference
+// stage's time and its own (evalLimits), and the host memory is what its
+// problems need, at least judgeLimits' floor.
+func (l *Lane) batchLimits(jobs []*judgeJob) sandboxes.Limits {
+	var each time.Duration
+	var rss int64
+	for _, j := range jobs {
+		each += max(j.lim.timeout, l.cfg.RunTimeout) + max(j.lim.refTimeout, l.cfg.RunTimeout)
+		rss = max(rss, j.lim.rss)
+	}
+	lim := l.judgeLimits(1, 1, each)
+	lim.RSS = max(lim.RSS, rss)
+	return lim
 }
 
 // faulted marks the outcomes without a result as the judge process's

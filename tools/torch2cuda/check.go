@@ -3,6 +3,7 @@ package torch2cuda
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -67,9 +68,12 @@ type ProblemCheck struct {
 	// PeakBytes is torch.cuda.max_memory_allocated over building the
 	// reference, drawing the inputs and one forward (nil on the CPU);
 	// HostRSSPeakBytes the check process's peak resident memory, the
-	// judge's own torch included (nil where it cannot be reset per problem).
+	// judge's own torch included (nil where it cannot be reset per problem,
+	// as in the sandbox), HostRSSBytes its resident memory right after the
+	// first forward.
 	PeakBytes         *int64 `json:"peak_bytes"`
 	HostRSSPeakBytes  *int64 `json:"host_rss_peak_bytes"`
+	HostRSSBytes      *int64 `json:"host_rss_bytes"`
 	DeviceMemoryBytes *int64 `json:"device_memory_bytes"`
 	InputBytes        *int64 `json:"input_bytes"`
 	OutputBytes       *int64 `json:"output_bytes"`
@@ -383,20 +387,22 @@ func parseChecks(raw []byte, n int) (out []ProblemCheck, got int) {
 // evalLimits are one evaluation's limits, set from its problem's check:
 // the candidate's stages get max(RunTimeout, RunTimeoutScale × the
 // reference's cost), at most MaxRunTimeout, and the reference stage before
-// them as much again; the judge's host memory is RSSScale times the
-// check's peak resident memory (raised to the batch's floor, judgeLimits),
-// at most MaxJudgeRSS.
+// them as much again plus twice the time the check took to build the
+// reference; the judge's host memory is RSSScale times the check's peak
+// resident memory (its resident memory after a forward where the peak is
+// unknown), raised to the batch's floor (judgeLimits), at most MaxJudgeRSS.
 type evalLimits struct {
-	timeout time.Duration
-	rss     int64
+	timeout, refTimeout time.Duration
+	rss                 int64
 }
 
 func (l *Lane) evalLimits(c ProblemCheck) evalLimits {
 	t := time.Duration(l.cfg.RunTimeoutScale * c.Cost() * float64(time.Millisecond))
-	t = min(max(t, l.cfg.RunTimeout), l.cfg.MaxRunTimeout)
+	t = min(max(t, l.cfg.RunTimeout), l.cfg.MaxRunTimeout).Round(time.Second)
+	ref := t + (2 * time.Duration(val(c.InitMS)*float64(time.Millisecond))).Round(time.Second)
 	var rss int64
-	if c.HostRSSPeakBytes != nil {
-		rss = min(int64(l.cfg.RSSScale*float64(*c.HostRSSPeakBytes)), l.cfg.MaxJudgeRSS)
+	if host := cmp.Or(c.HostRSSPeakBytes, c.HostRSSBytes); host != nil {
+		rss = min(int64(l.cfg.RSSScale*float64(*host)), l.cfg.MaxJudgeRSS)
 	}
-	return evalLimits{timeout: t.Round(time.Second), rss: rss}
+	return evalLimits{timeout: t, refTimeout: ref, rss: rss}
 }

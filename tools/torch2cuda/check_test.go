@@ -168,7 +168,7 @@ func TestReferenceErrorIsATaskFault(t *testing.T) {
 		}
 	})
 	// The fake check measured 2 ms + 1 ms: 200 x 3 ms = 0.6 s, under the 45 s floor.
-	if len(got) != 1 || got[0].timeout != 45*time.Second || got[0].rss != 3<<30 {
+	if len(got) != 1 || got[0].timeout != 45*time.Second || got[0].refTimeout != 45*time.Second || got[0].rss != 3<<30 {
 		t.Errorf("limits %+v: want the 45 s floor and 3 GiB", got)
 	}
 	v, err = l.judgeInto(ctx, newVerdict(), okProblem+"# check: oom\n", cand)
@@ -178,25 +178,49 @@ func TestReferenceErrorIsATaskFault(t *testing.T) {
 	}
 }
 
+// TestCheckPendingHost: on a host that cannot judge (here: no GPU and a
+// torch without CUDA), the check is pending: CheckTask lets the task go on
+// without running anything, and CheckProblems says why it cannot check.
+func TestCheckPendingHost(t *testing.T) {
+	t.Parallel()
+	f := &fakeChecks{}
+	reg := toolchain.FromReport(toolchain.Report{Tools: []toolchain.Tool{{Name: toolchain.Torch, Path: "/usr/bin/python3",
+		Version: "python 3.11.2, torch 1.13.0, cuda none"}}})
+	l := &Lane{cfg: Config{Toolchains: reg, CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}.withDefaults()}
+	l.checkRun = f.run
+	broken := okProblem + "# check: crash\n"
+	v, err := l.CheckTask(context.Background(), tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: broken}})
+	if err != nil || v.TaskFault() || v.Class != "" || f.count() != 0 {
+		t.Fatalf("pending host: %v, %+v, %d runs; want no verdict and nothing run", err, v, f.count())
+	}
+	if _, err := l.CheckProblems(context.Background(), []string{broken}); err == nil ||
+		!strings.Contains(err.Error(), "torch here has no CUDA") {
+		t.Fatalf("CheckProblems on a pending host: %v", err)
+	}
+}
+
 func TestEvalLimits(t *testing.T) {
 	t.Parallel()
 	l := &Lane{cfg: Config{}.withDefaults()}
 	f := func(x float64) *float64 { return &x }
 	gib := func(n int64) *int64 { n <<= 30; return &n }
 	for _, tc := range []struct {
-		name    string
-		c       ProblemCheck
-		timeout time.Duration
-		rss     int64
+		name                string
+		c                   ProblemCheck
+		timeout, refTimeout time.Duration
+		rss                 int64
 	}{
-		{"unmeasured", ProblemCheck{}, 45 * time.Second, 0},
-		{"fast", ProblemCheck{RefMS: f(0.1), DrawMS: f(0.5), HostRSSPeakBytes: gib(1)}, 45 * time.Second, 3 << 30},
-		{"1 s forward", ProblemCheck{RefMS: f(900), DrawMS: f(100)}, 200 * time.Second, 0},
-		{"capped", ProblemCheck{RefMS: f(60000), HostRSSPeakBytes: gib(100)}, 15 * time.Minute, 110 << 30},
+		{"unmeasured", ProblemCheck{}, 45 * time.Second, 45 * time.Second, 0},
+		{"fast", ProblemCheck{RefMS: f(0.1), DrawMS: f(0.5), HostRSSPeakBytes: gib(1), HostRSSBytes: gib(2)}, 45 * time.Second,
+			45 * time.Second, 3 << 30},
+		{"no peak", ProblemCheck{HostRSSBytes: gib(2)}, 45 * time.Second, 45 * time.Second, 6 << 30},
+		{"1 s forward, slow build", ProblemCheck{RefMS: f(900), DrawMS: f(100), InitMS: f(16000)}, 200 * time.Second,
+			232 * time.Second, 0},
+		{"capped", ProblemCheck{RefMS: f(60000), HostRSSPeakBytes: gib(100)}, 15 * time.Minute, 15 * time.Minute, 110 << 30},
 	} {
 		lim := l.evalLimits(tc.c)
-		if lim.timeout != tc.timeout || lim.rss != tc.rss {
-			t.Errorf("%s: %+v, want %s and %d", tc.name, lim, tc.timeout, tc.rss)
+		if lim.timeout != tc.timeout || lim.refTimeout != tc.refTimeout || lim.rss != tc.rss {
+			t.Errorf("%s: %+v, want %s, %s and %d", tc.name, lim, tc.timeout, tc.refTimeout, tc.rss)
 		}
 	}
 }
@@ -237,7 +261,7 @@ func TestCheckOnCPU(t *testing.T) {
 	}
 	if c := cs[0]; c.RefMS == nil || *c.RefMS <= 0 || c.InputBytes == nil || *c.InputBytes != 32*64*4 || c.OutputBytes == nil ||
 		*c.OutputBytes != 32*48*4 || len(c.Outputs) != 1 || c.BitwiseDeterministic == nil || !*c.BitwiseDeterministic ||
-		c.PeakBytes != nil || c.TimingDevice != "cpu" || c.InputDraw != "cpu" {
+		c.PeakBytes != nil || c.TimingDevice != "cpu" || c.InputDraw != "cpu" || c.HostRSSBytes == nil || *c.HostRSSBytes <= 0 {
 		b, _ := json.Marshal(c)
 		t.Errorf("sound problem's figures: %s", b)
 	}

@@ -15,7 +15,7 @@ package torch2cuda
 // and on the GPU host, from tools/torch2cuda, with a delegated cgroup
 // subtree (gpu/bench.sh's cgroups()):
 //
-//	KERNELBENCH_DIR=../../carry/KernelBench ../../carry/t2c-gpu.test -test.run KernelBench -test.v -test.timeout 30m
+//	KERNELBENCH_DIR=../../carry/KernelBench ../../carry/t2c-gpu.test -test.run TestKernelBenchProblems -test.v -test.timeout 30m
 //
 // It prints the table (problem, ok or the reason, reference ms, where the
 // inputs were drawn, peak GPU memory, input size) and fails for a problem

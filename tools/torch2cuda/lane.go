@@ -131,7 +131,8 @@ type Config struct {
 	// RunTimeout is the floor of the time one evaluation on the GPU may
 	// take once built: the candidate's trials, anti-cheat checks and
 	// timing (default 45 s); the reference stage before them gets as
-	// much again, never charged to the candidate. A hung kernel costs it.
+	// much again (plus twice the time the problem check took to build the
+	// reference), never charged to the candidate. A hung kernel costs it.
 	// The time given is RunTimeoutScale times the reference's cost
 	// measured by the problem check (a forward plus an input draw), at
 	// least RunTimeout and at most MaxRunTimeout.

@@ -1913,7 +1913,7 @@ def check_problem(job, o, dev, settings, send, n):
     (the outputs must agree within the tolerance), time a few runs, measure memory."""
     r = {"ok": False, "reason": None, "diagnostic": "", "stages": [], "input_draw": None, "draw_note": None,
          "init_ms": None, "draw_ms": None, "ref_ms": None, "wall_ms": None, "ref_ms_runs": [],
-         "peak_bytes": None, "device_memory_bytes": None, "host_rss_peak_bytes": None,
+         "peak_bytes": None, "device_memory_bytes": None, "host_rss_peak_bytes": None, "host_rss_bytes": None,
          "inputs": [], "input_bytes": None, "outputs": [], "output_bytes": None,
          "bitwise_deterministic": None, "max_abs_diff": None, "tolerance": o["tolerance"],
          "env": {"torch": torch.__version__, "cuda": torch.version.cuda, "device": None},
@@ -1954,6 +1954,7 @@ def check_problem(job, o, dev, settings, send, n):
         out, _ = _ref_forward(ref, inp, dev, settings)
         if cuda:
             r["peak_bytes"] = torch.cuda.max_memory_allocated(dev)
+        r["host_rss_bytes"] = _rss_field("VmRSS")
         again, _ = _ref_forward(ref, inp, dev, settings)
         r["outputs"], r["output_bytes"] = output_signature(out), _nbytes(out)
         c = compare(out, again, o["tolerance"], o["rtol"], o["atol_scale"])
