@@ -60,7 +60,8 @@ const (
 
 // VerdictClass is the class of a verdict for metrics: "pending" when it
 // passed with stages left for another host (the store's rule for pending),
-// "pass" when it passed, else its failure class.
+// "pass" when it passed, else its failure class (reference_error for a
+// task fault).
 func VerdictClass(v tools.Verdict) string {
 	switch {
 	case v.Pass && len(tools.PendingStages(v)) > 0:
