@@ -52,9 +52,9 @@ type Sample struct {
 	// another host (never a pass); TaskFault a verdict whose task's own
 	// reference failed (never a failure).
 	Pass, Pending, TaskFault bool
-	Class         string
-	Stages        []tools.Stage
-	Measurements  map[string]float64
+	Class                    string
+	Stages                   []tools.Stage
+	Measurements             map[string]float64
 }
 
 // FromResult turns a stored result of model into a Sample.
