@@ -389,6 +389,22 @@ func rateText(s refinement.CategoryStats) string {
 	return fmt.Sprintf("%.1f%%", 100*s.PassRate)
 }
 
+// outcomeText says what a set of results came to: "6 pass of 18 judged
+// (33.3%, 95% CI 16-56%)", then the pending ones and task faults apart.
+func outcomeText(o refinement.CategoryStats) string {
+	text := "nothing judged"
+	if o.Rated() {
+		text = fmt.Sprintf("%d pass of %d judged (%s, 95%% CI %.0f-%.0f%%)", o.Pass, o.Judged, rateText(o), 100*o.Low, 100*o.High)
+	}
+	if o.Pending > 0 {
+		text += fmt.Sprintf(", %d pending", o.Pending)
+	}
+	if o.TaskFaults > 0 {
+		text += fmt.Sprintf(", %d task faults", o.TaskFaults)
+	}
+	return text
+}
+
 // printFaults prints the task faults (each task with its reason) and the
 // model faults: failed calls by class, and the attempts one ended.
 func printFaults(out io.Writer, rep engine.CampaignReport) {
@@ -439,19 +455,8 @@ func msString(ms int64) string {
 }
 
 func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) {
-	o := rr.Overall
-	overall := fmt.Sprintf("%d pass of %d judged (%s, 95%% CI %.0f-%.0f%%)", o.Pass, o.Judged, rateText(o), 100*o.Low, 100*o.High)
-	if !o.Rated() {
-		overall = "nothing judged"
-	}
-	if o.Pending > 0 {
-		overall += fmt.Sprintf(", %d pending", o.Pending)
-	}
-	if o.TaskFaults > 0 {
-		overall += fmt.Sprintf(", %d task faults", o.TaskFaults)
-	}
 	fmt.Fprintf(out, "\nround %d: %d tasks, %s, %d prompt + %d completion tokens\n",
-		rr.Round, o.Total, overall, rr.Cost.PromptTokens, rr.Cost.CompletionTokens)
+		rr.Round, rr.Overall.Total, outcomeText(rr.Overall), rr.Cost.PromptTokens, rr.Cost.CompletionTokens)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  CATEGORY\tTARGETED\tBEFORE\tAFTER\tLIFT\t95% CI OF LIFT")
 	for _, c := range rr.Categories {

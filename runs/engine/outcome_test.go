@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kiln-dev/kiln/agent"
 	"github.com/kiln-dev/kiln/runs"
@@ -134,5 +135,41 @@ func TestRescorePendingSummary(t *testing.T) {
 	n, _ = st.Counts(ctx, c.ID, -1)
 	if n.Pass != 2 || n.Fail != 1 || n.Pending != 1 || n.TaskFaults != 1 {
 		t.Errorf("counts after %+v", n)
+	}
+}
+
+// The API's campaign counts carry task faults apart from failures, and
+// pass counts complete passes only.
+func TestDaemonInfoCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openStore(t)
+	c := newCampaign(t, st)
+	if _, err := st.AddTasks(ctx, c.ID, []runs.Task{task(0, "r0/a#0", "k", false), task(0, "r0/b#0", "k", false), task(0, "r0/c#0", "k", false)}); err != nil {
+		t.Fatal(err)
+	}
+	verdicts := []runs.Verdict{
+		{Pass: true, Stages: []byte(`[{"name":"run","ok":false,"skipped":true}]`)},
+		{Class: runs.ClassReferenceError, Stage: "reference"},
+		{Class: "wrong_output"},
+	}
+	for _, v := range verdicts {
+		l, err := st.Claim(ctx, c.ID, "w", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Finish(ctx, l, runs.Attempt{Answer: "x"}, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := (&Daemon{Engine: &Engine{Store: st}}).info(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"pass": 0, "pending": 1, "task_faults": 1, "fail": 1, "done": 3}
+	for k, n := range want {
+		if info.Counts[k] != n {
+			t.Errorf("counts[%s] = %d, want %d (%v)", k, info.Counts[k], n, info.Counts)
+		}
 	}
 }
