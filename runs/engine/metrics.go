@@ -26,8 +26,8 @@ const (
 	// OutcomeJudged: the attempt and its verdict were stored.
 	OutcomeJudged = "judged"
 	// OutcomeRequeued: the task went back to the queue unjudged (a model
-	// failure that outlived the retries, a stop or cancel, a broken
-	// verifier or store).
+	// failure that outlived the retries before any answer was judged, a
+	// stop or cancel, a broken verifier or store).
 	OutcomeRequeued = "requeued"
 	// OutcomeLost: the lease was lost; another worker owns the task.
 	OutcomeLost = "lost"
