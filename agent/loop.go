@@ -57,8 +57,10 @@ type Attempt struct {
 	// Messages is the full transcript, the system prompt and reasoning
 	// included.
 	Messages []Message `json:"messages"`
-	// Answer, Extracted and Verdict describe the attempt's last step: the
-	// last final reply and its verdict, or, when the model failed, an empty
+	// Answer, Extracted and Verdict describe the attempt's last judged
+	// step: the last final reply and its verdict (a model failure after it,
+	// in a repair turn, leaves them as they are and sets Err beside them),
+	// or, when the model failed before any reply was judged, an empty
 	// answer with a model_error verdict. Earlier answers are in Checks.
 	Answer    string        `json:"answer,omitempty"`
 	Extracted bool          `json:"extracted"`
@@ -78,7 +80,9 @@ type Attempt struct {
 	// Model and Endpoint are what the last response reported.
 	Model    string `json:"model,omitempty"`
 	Endpoint string `json:"endpoint,omitempty"`
-	// Err is the model failure that ended the attempt, if any.
+	// Err is the model failure that ended the attempt, if any. With
+	// Checks, the attempt keeps the class of its last judged reply
+	// (Verdict) and Err is a model fault beside it.
 	Err error `json:"-"`
 }
 
@@ -119,10 +123,13 @@ type Loop struct {
 // sent back, until the tool-call cap. A reply without tool calls is final:
 // the lane extracts the answer (none: a no_answer verdict), OnAnswer stores
 // it, the lane verifies it. A failed verdict, no_answer included, is sent
-// back for repair while RepairTurns last.
+// back for repair while RepairTurns last; a task fault (the task's own
+// reference failed: tools.Verdict.TaskFault) is not, since no answer can
+// repair it.
 //
-// A model error ends the attempt with Attempt.Err set and a model_error
-// verdict; Run then returns the attempt and a nil error. Run's error is for
+// A model error ends the attempt with Attempt.Err set; the verdict stays
+// that of the last reply judged, or is a model_error verdict when none
+// was. Run then returns the attempt and a nil error. Run's error is for
 // what is not the attempt's outcome: the context ending, OnAnswer failing,
 // or the verifier failing to run (Verdict class internal_error). The
 // attempt so far is returned with it.
@@ -242,8 +249,9 @@ func newAttemptRun(l *Loop, log *slog.Logger, maxCalls int, ts []tools.Tool) *at
 // ask sends the transcript to the model (offering the tools' specs when
 // withTools) and returns its reply as an assistant message, counting the
 // turn and adding its usage. A model failure ends the attempt: ok is false,
-// the attempt gets Err and a model_error verdict, and err is the context's
-// error when it has ended, else nil.
+// the attempt gets Err (and a model_error verdict when no reply was judged
+// yet: otherwise it keeps its last judged reply and verdict), and err is
+// the context's error when it has ended, else nil.
 func (r *attemptRun) ask(ctx context.Context, withTools bool) (msg Message, ok bool, err error) {
 	l, a := r.loop, r.a
 	req := Request{Messages: append([]Message(nil), a.Messages...), Sampling: l.Sampling}
@@ -257,9 +265,11 @@ func (r *attemptRun) ask(ctx context.Context, withTools bool) (msg Message, ok b
 	}
 	if err != nil {
 		a.Err = err
-		a.Answer, a.Extracted = "", false
-		a.Verdict = tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: err.Error()}
-		r.log.Warn("model call failed", "turn", a.Turns+1, "err", err)
+		if len(a.Checks) == 0 {
+			a.Answer, a.Extracted = "", false
+			a.Verdict = tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: err.Error()}
+		}
+		r.log.Warn("model call failed", "turn", a.Turns+1, "judged_replies", len(a.Checks), "err", err)
 		if cerr := ctx.Err(); cerr != nil {
 			return Message{}, false, fmt.Errorf("attempt: %w", cerr)
 		}
@@ -333,7 +343,7 @@ func (r *attemptRun) final(ctx context.Context, item tools.Item, content string)
 	a.Verdict = v
 	a.Checks = append(a.Checks, Check{Turn: a.Turns, Answer: answer, Extracted: true, Verdict: v})
 	r.log.Debug("answer verified", "turn", a.Turns, "pass", v.Pass, "class", string(v.Class), "stage", v.Stage)
-	if v.Pass || a.RepairTurns >= l.RepairTurns {
+	if v.Pass || v.TaskFault() || a.RepairTurns >= l.RepairTurns {
 		return true, nil
 	}
 	a.RepairTurns++

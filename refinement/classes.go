@@ -15,4 +15,8 @@ const (
 	ClassResourceLimit = "resource_limit"
 	ClassModelError    = "model_error"
 	ClassInternal      = "internal_error"
+	// ClassReferenceError is a task fault (runs.ClassReferenceError): the
+	// task's own reference failed. It is never counted as a failure nor
+	// targeted (runs.Verdict.Outcome).
+	ClassReferenceError = "reference_error"
 )

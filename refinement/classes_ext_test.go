@@ -25,6 +25,7 @@ func TestClassesMirrorTools(t *testing.T) {
 		{refinement.ClassResourceLimit, tools.ClassResourceLimit},
 		{refinement.ClassModelError, tools.ClassModelError},
 		{refinement.ClassInternal, tools.ClassInternal},
+		{refinement.ClassReferenceError, tools.ClassReferenceError},
 	}
 	for _, p := range pairs {
 		if p.ours != string(p.theirs) {

@@ -29,9 +29,12 @@
 //     [Featurizer.FeaturesOf] and so everything built on them (statistics,
 //     examples, reports) read the stored labels when a verdict has them
 //     and compute them for older verdicts; [ByDomain] groups by domain.
-//   - Statistics ([Stats], [StatsBy], [StatsByRound]): counts, pass rates
-//     with 95% Wilson intervals, classes, fine labels, tokens and time, per
-//     category, feature, label or round.
+//   - Statistics ([Stats], [StatsBy], [StatsByRound]): counts by outcome
+//     (runs.Verdict.Outcome), pass rates over judged results (pass and
+//     fail; pending results and task faults apart, never a pass or a fail,
+//     and no rate where nothing is judged) with 95% Wilson intervals,
+//     classes, fine labels, tokens and time, per category, feature, label
+//     or round.
 //   - Selection ([Select], [Policy]): categories whose Wilson upper bound
 //     is below the threshold, under-sampled ones, and forced ones, each
 //     with a one-line reason.

@@ -44,9 +44,10 @@ type GroupOptions struct {
 
 // StatsBy groups results by key and returns the groups sorted by name with
 // the (all) row last. A result whose key gives no group counts in
-// NoGroup. Every group gets counts, the pass rate with its 95% Wilson
-// interval, failure classes (and fine labels with a Taxonomy), tokens,
-// model latency and attempt wall time.
+// NoGroup. Every group gets counts by outcome, the pass rate over judged
+// results with its 95% Wilson interval, failure classes (and fine labels
+// of failures with a Taxonomy; task faults get none), tokens, model
+// latency and attempt wall time.
 func StatsBy(results []runs.Result, key KeyFunc, opt GroupOptions) []CategoryStats {
 	by := map[string]*CategoryStats{}
 	get := func(c string) *CategoryStats {
@@ -65,10 +66,11 @@ func StatsBy(results []runs.Result, key KeyFunc, opt GroupOptions) []CategorySta
 		if len(groups) == 0 {
 			groups = []string{NoGroup}
 		}
+		outcome := r.Verdict.Outcome()
 		var label string
-		if opt.Taxonomy != nil {
+		if opt.Taxonomy != nil && outcome != runs.OutcomeTaskFault {
 			l := opt.Taxonomy.ClassifyResult(r)
-			if !r.Verdict.Pass || l.Suspicion != "" {
+			if outcome == runs.OutcomeFail || l.Suspicion != "" {
 				label = l.Key()
 			}
 		}
@@ -79,15 +81,7 @@ func StatsBy(results []runs.Result, key KeyFunc, opt GroupOptions) []CategorySta
 			}
 			seen[c] = true
 			s := get(c)
-			s.Total++
-			if r.Verdict.Pass {
-				s.Pass++
-				if r.Verdict.Pending() {
-					s.Pending++
-				}
-			} else {
-				s.Classes[r.Verdict.Class]++
-			}
+			s.count(outcome, r.Verdict.Class)
 			if label != "" {
 				s.Labels[label]++
 			}
@@ -103,10 +97,7 @@ func StatsBy(results []runs.Result, key KeyFunc, opt GroupOptions) []CategorySta
 	}
 	out := make([]CategoryStats, 0, len(by))
 	for _, s := range by {
-		s.Low, s.High = Wilson(s.Pass, s.Total, 1.96)
-		if s.Total > 0 {
-			s.PassRate = float64(s.Pass) / float64(s.Total)
-		}
+		s.rate()
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool {

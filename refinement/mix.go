@@ -88,7 +88,7 @@ func Shares(weights map[string]float64, categories []string) map[string]float64 
 }
 
 // Plateau reports whether a round brought nothing: no category present in
-// both prev and cur (with results in both) improved its pass rate by more
+// both prev and cur (with judged results in both) improved its pass rate by more
 // than margin. With no category in common there is no measured
 // improvement, so it reports true. The summary rows (all) and (none) are
 // ignored: later rounds hold only targeted categories, so their overall
@@ -96,13 +96,13 @@ func Shares(weights map[string]float64, categories []string) map[string]float64 
 func Plateau(prev, cur []CategoryStats, margin float64) bool {
 	before := map[string]CategoryStats{}
 	for _, s := range prev {
-		if !isPseudo(s.Category) && s.Total > 0 {
+		if !isPseudo(s.Category) && s.Rated() {
 			before[s.Category] = s
 		}
 	}
 	for _, s := range cur {
 		b, ok := before[s.Category]
-		if !ok || s.Total == 0 {
+		if !ok || !s.Rated() {
 			continue
 		}
 		if s.PassRate-b.PassRate > margin {

@@ -21,6 +21,14 @@ import (
 // straddles the threshold is not targeted: the next round's sampling gives
 // it more evidence. Categories with fewer than MinSamples results are
 // targeted for a different reason: to learn anything about them at all.
+//
+// Evidence of weakness is judged results only (CategoryStats.Judged): a
+// pending result (stages left for another host) is neither a pass nor a
+// failure here, and a task fault (the task's reference failed) says
+// nothing about the model, so neither makes a category weak. MinSamples
+// counts every result, pending ones and task faults included: they were
+// drawn, and drawing more of a category whose tasks are broken or wait for
+// a GPU host teaches nothing.
 type Policy struct {
 	// Threshold is the pass rate below which a category is weak (0..1).
 	Threshold float64 `json:"threshold"`
@@ -140,7 +148,7 @@ func Select(stats []CategoryStats, p Policy) []Choice {
 			continue
 		}
 		switch {
-		case s.Total >= minEv && s.High < p.Threshold:
+		case s.Judged >= minEv && s.High < p.Threshold:
 			weak = append(weak, s)
 		case s.Total < p.MinSamples:
 			few = append(few, s)
@@ -154,8 +162,8 @@ func Select(stats []CategoryStats, p Policy) []Choice {
 		if a.PassRate != b.PassRate {
 			return a.PassRate < b.PassRate
 		}
-		if a.Total != b.Total {
-			return a.Total > b.Total
+		if a.Judged != b.Judged {
+			return a.Judged > b.Judged
 		}
 		return a.Category < b.Category
 	})
@@ -172,7 +180,7 @@ func Select(stats []CategoryStats, p Policy) []Choice {
 		}
 		out = append(out, Choice{Category: s.Category, Kind: ChoiceWeak, Stats: s, Reason: fmt.Sprintf(
 			"%s: %s; the upper bound %s is below the threshold %s, with %d >= %d samples",
-			s.Category, figures(s), pct(s.High), pct(p.Threshold), s.Total, minEv)})
+			s.Category, figures(s), pct(s.High), pct(p.Threshold), s.Judged, minEv)})
 	}
 	for _, s := range few {
 		if !room() {
@@ -187,9 +195,20 @@ func Select(stats []CategoryStats, p Policy) []Choice {
 	return out
 }
 
-// figures writes "2/12 pass (17%, 95% CI 5-45%)".
+// figures writes "2/12 pass (17%, 95% CI 5-45%)" over judged results,
+// then the pending results and task faults apart ("; 3 pending").
 func figures(s CategoryStats) string {
-	return fmt.Sprintf("%d/%d pass (%s, 95%% CI %.0f-%s)", s.Pass, s.Total, pct(s.PassRate), 100*s.Low, pct(s.High))
+	out := "no judged result"
+	if s.Rated() {
+		out = fmt.Sprintf("%d/%d pass (%s, 95%% CI %.0f-%s)", s.Pass, s.Judged, pct(s.PassRate), 100*s.Low, pct(s.High))
+	}
+	if s.Pending > 0 {
+		out += fmt.Sprintf("; %d pending", s.Pending)
+	}
+	if s.TaskFaults > 0 {
+		out += fmt.Sprintf("; %d task faults", s.TaskFaults)
+	}
+	return out
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }

@@ -8,11 +8,8 @@ import (
 
 // row builds a stats row the way StatsBy would.
 func row(cat string, pass, total int) CategoryStats {
-	s := CategoryStats{Category: cat, Pass: pass, Total: total}
-	s.Low, s.High = Wilson(pass, total, 1.96)
-	if total > 0 {
-		s.PassRate = float64(pass) / float64(total)
-	}
+	s := CategoryStats{Category: cat, Pass: pass, Fail: total - pass, Total: total}
+	s.rate()
 	return s
 }
 

@@ -25,17 +25,17 @@ func costOf(s CategoryStats) Cost {
 }
 
 // Delta is one category's figures in a round against its latest earlier
-// round with results.
+// round with judged results.
 type Delta struct {
 	Category string `json:"category"`
-	// BeforeRound and Before are the latest earlier round with results in
-	// the category; nil when there is none.
+	// BeforeRound and Before are the latest earlier round with judged
+	// results in the category; nil when there is none.
 	BeforeRound *int           `json:"before_round,omitempty"`
 	Before      *CategoryStats `json:"before,omitempty"`
 	After       CategoryStats  `json:"after"`
 	// Lift is After.PassRate - Before.PassRate, with LiftLow..LiftHigh its
 	// 95% interval (Newcombe's method from the two Wilson intervals); nil
-	// without a before.
+	// without a before, or when After has no judged result.
 	Lift     *float64 `json:"lift,omitempty"`
 	LiftLow  *float64 `json:"lift_ci_low,omitempty"`
 	LiftHigh *float64 `json:"lift_ci_high,omitempty"`
@@ -162,13 +162,16 @@ func deltas(earlier []RoundStats, cur RoundStats, targeted map[string]bool) []De
 		d := Delta{Category: s.Category, After: s, Targeted: targeted[s.Category]}
 		for j := len(earlier) - 1; j >= 0; j-- {
 			b, ok := Find(earlier[j].Stats, s.Category)
-			if !ok || b.Total == 0 {
+			if !ok || !b.Rated() {
 				continue
 			}
 			round := earlier[j].Round
-			lift := s.PassRate - b.PassRate
-			lo, hi := newcombe(b, s)
-			d.BeforeRound, d.Before, d.Lift, d.LiftLow, d.LiftHigh = &round, &b, &lift, &lo, &hi
+			d.BeforeRound, d.Before = &round, &b
+			if s.Rated() {
+				lift := s.PassRate - b.PassRate
+				lo, hi := newcombe(b, s)
+				d.Lift, d.LiftLow, d.LiftHigh = &lift, &lo, &hi
+			}
 			break
 		}
 		out = append(out, d)
@@ -187,10 +190,12 @@ func newcombe(before, after CategoryStats) (lo, hi float64) {
 	return math.Max(lo, -1), math.Min(hi, 1)
 }
 
-// Point is one round's pass rate of a series.
+// Point is one round's pass rate of a series: Pass of Judged (pass and
+// fail), out of Total results (pending ones and task faults included).
 type Point struct {
 	Round    int     `json:"round"`
 	Pass     int     `json:"pass"`
+	Judged   int     `json:"judged"`
 	Total    int     `json:"total"`
 	PassRate float64 `json:"pass_rate"`
 	Low      float64 `json:"ci_low"`
@@ -204,12 +209,13 @@ type Series struct {
 }
 
 // SeriesOf turns per-round statistics into one series per category
-// (sorted by name, (all) last, (none) left out), points in round order.
+// (sorted by name, (all) last, (none) left out), points in round order; a
+// round with no judged result in a category has no point.
 func SeriesOf(rounds []RoundStats) []Series {
 	by := map[string]*Series{}
 	for _, rs := range rounds {
 		for _, s := range rs.Stats {
-			if s.Category == NoGroup || s.Total == 0 {
+			if s.Category == NoGroup || !s.Rated() {
 				continue
 			}
 			se := by[s.Category]
@@ -217,7 +223,7 @@ func SeriesOf(rounds []RoundStats) []Series {
 				se = &Series{Name: s.Category}
 				by[s.Category] = se
 			}
-			se.Points = append(se.Points, Point{Round: rs.Round, Pass: s.Pass, Total: s.Total,
+			se.Points = append(se.Points, Point{Round: rs.Round, Pass: s.Pass, Judged: s.Judged, Total: s.Total,
 				PassRate: s.PassRate, Low: s.Low, High: s.High})
 		}
 	}

@@ -70,7 +70,8 @@ func (o ExampleOptions) withDefaults() ExampleOptions {
 
 // ExamplesFor picks failing results of category (a task category or a
 // construct feature) to show the synthesiser: model and internal errors
-// are skipped (they say nothing about the task), and the picks go round
+// are skipped (they say nothing about the task), and so are task faults
+// (the task's own reference failed) and pending results; the picks go round
 // robin over fine labels (sorted) so that different failure kinds are
 // shown, each label's results in task-key order. Distinct tasks (by
 // TaskHash: samples of one task are one task) come first; a task is shown
@@ -81,7 +82,7 @@ func ExamplesFor(results []runs.Result, category string, opt ExampleOptions) []E
 	byLabel := map[string][]runs.Result{}
 	labels := map[string]Label{}
 	for _, r := range results {
-		if r.Verdict.Pass || r.Verdict.Class == ClassModelError || r.Verdict.Class == ClassInternal {
+		if r.Verdict.Outcome() != runs.OutcomeFail || r.Verdict.Class == ClassModelError || r.Verdict.Class == ClassInternal {
 			continue
 		}
 		if !hasString(r.Task.Categories, category) && !hasString(opt.Lanes.Features.FeaturesOf(r), category) {

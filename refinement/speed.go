@@ -12,7 +12,9 @@ import (
 // Kernel-speed figures (KernelBench's metrics) of lanes whose verdicts
 // measure "correct" (1 or 0) and "speedup" (reference time / candidate
 // time): the torch2cuda lane. A verdict without a "correct" measurement
-// (a pending one, or another lane's) is not counted.
+// (a pending one, or another lane's) is not counted, and neither is a
+// pending verdict or a task fault (the task's reference failed) that has
+// one.
 
 // FastThresholds are the speedup thresholds p of fast_p.
 var FastThresholds = []float64{0, 1, 1.5, 2}
@@ -63,7 +65,7 @@ func FastKey(p float64) string { return "fast_" + strconv.FormatFloat(p, 'f', -1
 // counts as correct (correct and not suspected of cheating).
 func judgedSpeed(r runs.Result) (judged, correct bool) {
 	c, ok := r.Verdict.Measurements["correct"]
-	if !ok {
+	if !ok || !r.Verdict.Outcome().Judged() {
 		return false, false
 	}
 	suspect := r.Verdict.Class == "suspected_cheating" || (r.Verdict.Labels != nil && r.Verdict.Labels.Suspicion != "")
@@ -120,7 +122,7 @@ func speedOf(name string, rs []runs.Result) SpeedStats {
 		t := taskIdentity(r.Task)
 		c := perTask[t]
 		c[0]++
-		if r.Verdict.Pass {
+		if r.Verdict.Outcome() == runs.OutcomePass {
 			c[1]++
 		}
 		perTask[t] = c

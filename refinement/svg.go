@@ -147,7 +147,7 @@ func writeSVGSeries(b *bytes.Buffer, rounds []int, i, n int, s Series) {
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-opacity="0.35" stroke-width="1.5"/>`+"\n",
 			px, svgY(p.Low), px, svgY(p.High), color)
 		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s</title></circle>`+"\n", px, svgY(p.PassRate), color,
-			xmlText(fmt.Sprintf("%s, round %d: %d/%d pass (%.0f%%, 95%% CI %.0f-%.0f%%)", s.Name, p.Round, p.Pass, p.Total,
+			xmlText(fmt.Sprintf("%s, round %d: %d/%d pass (%.0f%%, 95%% CI %.0f-%.0f%%)", s.Name, p.Round, p.Pass, p.Judged,
 				100*p.PassRate, 100*p.Low, 100*p.High)))
 	}
 	b.WriteString("</g>\n")

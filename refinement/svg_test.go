@@ -76,11 +76,11 @@ func svgDoc(t *testing.T, b []byte) (legend []string, polylines, circles int, ti
 func TestWriteSVG(t *testing.T) {
 	t.Parallel()
 	series := []Series{
-		{Name: "switch_many", Points: []Point{{Round: 0, Pass: 1, Total: 8, PassRate: 0.125, Low: 0.0224, High: 0.4709},
-			{Round: 1, Pass: 6, Total: 10, PassRate: 0.6, Low: 0.3127, High: 0.8318}}},
-		{Name: `a<b & "c"`, Points: []Point{{Round: 1, Pass: 1, Total: 1, PassRate: 1, Low: 0.2065, High: 1}}},
-		{Name: AllCategories, Points: []Point{{Round: 0, Pass: 8, Total: 16, PassRate: 0.5, Low: 0.28, High: 0.72},
-			{Round: 1, Pass: 9, Total: 17, PassRate: 9.0 / 17, Low: 0.31, High: 0.74}, {Round: 3, Pass: 1, Total: 2, PassRate: 0.5, Low: 0.09, High: 0.91}}},
+		{Name: "switch_many", Points: []Point{{Round: 0, Pass: 1, Judged: 8, Total: 8, PassRate: 0.125, Low: 0.0224, High: 0.4709},
+			{Round: 1, Pass: 6, Judged: 10, Total: 10, PassRate: 0.6, Low: 0.3127, High: 0.8318}}},
+		{Name: `a<b & "c"`, Points: []Point{{Round: 1, Pass: 1, Judged: 1, Total: 1, PassRate: 1, Low: 0.2065, High: 1}}},
+		{Name: AllCategories, Points: []Point{{Round: 0, Pass: 8, Judged: 16, Total: 16, PassRate: 0.5, Low: 0.28, High: 0.72},
+			{Round: 1, Pass: 9, Judged: 17, Total: 17, PassRate: 9.0 / 17, Low: 0.31, High: 0.74}, {Round: 3, Pass: 1, Judged: 2, Total: 2, PassRate: 0.5, Low: 0.09, High: 0.91}}},
 	}
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, series); err != nil {

@@ -77,6 +77,8 @@ func genericRules() []Rule {
 		{Label: "model_error", Classes: model, Doc: "the model call failed for good"},
 
 		{Label: "internal_error", Classes: []string{ClassInternal}, Doc: "kiln's own fault (toolchain missing, disk full)"},
+		{Label: "task.reference_error", Classes: []string{ClassReferenceError},
+			Doc: "a task fault: the task's own reference failed (never the answer's; not counted or targeted)"},
 		{Label: "compile.other", Classes: []string{ClassCompileError}, Doc: "a compiler error"},
 		{Label: "asm.other", Classes: []string{ClassAssembleError}, Doc: "an assembler error"},
 	}

@@ -20,13 +20,17 @@ const latestVerdictJoin = `JOIN attempts a ON a.id = t.judged_attempt_id
 	JOIN verdicts v ON v.attempt_id = a.id
 		AND v.revision = (SELECT MAX(revision) FROM verdicts WHERE attempt_id = a.id)`
 
-// Tally is a count of judged tasks by outcome.
+// Tally is a count of done tasks by Outcome.
 type Tally struct {
-	Pass, Fail, Pending int
+	Pass, Fail, Pending, TaskFaults int
 }
 
-// N is every judged task of the tally.
-func (t Tally) N() int { return t.Pass + t.Fail + t.Pending }
+// N is every done task of the tally, pending ones and task faults
+// included.
+func (t Tally) N() int { return t.Pass + t.Fail + t.Pending + t.TaskFaults }
+
+// Judged is the denominator of a pass rate: passes and fails.
+func (t Tally) Judged() int { return t.Pass + t.Fail }
 
 // CategoryTally is one category's tally.
 type CategoryTally struct {
@@ -41,11 +45,11 @@ type ClassCount struct {
 }
 
 // FailureClasses counts a campaign's failed tasks (latest verdicts) by
-// failure class, most frequent first.
+// failure class, most frequent first; task faults are not failures.
 func (s *Store) FailureClasses(ctx context.Context, campaignID string) ([]ClassCount, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT class, COUNT(*) FROM tasks INDEXED BY tasks_outcomes
-		WHERE campaign_id = ? AND state = 'done' AND outcome = 'fail'
-		GROUP BY class ORDER BY COUNT(*) DESC, class`, campaignID)
+		WHERE campaign_id = ? AND state = 'done' AND outcome = 'fail' AND class <> ?
+		GROUP BY class ORDER BY COUNT(*) DESC, class`, campaignID, ClassReferenceError)
 	if err != nil {
 		return nil, fmt.Errorf("failure classes: %w", err)
 	}
@@ -77,7 +81,8 @@ type RoundTally struct {
 type Overview struct {
 	Rounds     []RoundTally
 	Categories []CategoryTally
-	// Classes counts failed tasks by class, most frequent first.
+	// Classes counts failed tasks by class, most frequent first (task
+	// faults are not failures: see the tallies' TaskFaults).
 	Classes []ClassCount
 	Span    Span
 }
@@ -112,6 +117,10 @@ func (s *Store) Overview(ctx context.Context, campaignID string, since time.Time
 		if n := len(ov.Rounds); n == 0 || ov.Rounds[n-1].Round != r.Round {
 			ov.Rounds = append(ov.Rounds, RoundTally{Round: r.Round})
 		}
+		if class == ClassReferenceError {
+			// The group's failures are task faults (grouped by class).
+			r.TaskFaults, r.Fail = r.Fail, 0
+		}
 		if r.Fail > 0 {
 			classes[class] += r.Fail
 		}
@@ -123,6 +132,7 @@ func (s *Store) Overview(ctx context.Context, campaignID string, since time.Time
 		acc.Pass += r.Pass
 		acc.Fail += r.Fail
 		acc.Pending += r.Pending
+		acc.TaskFaults += r.TaskFaults
 		acc.PromptTokens += r.PromptTokens
 		acc.CompletionTokens += r.CompletionTokens
 		acc.ReasoningTokens += r.ReasoningTokens
@@ -140,6 +150,7 @@ func (s *Store) Overview(ctx context.Context, campaignID string, since time.Time
 				ct.Pass += r.Pass
 				ct.Fail += r.Fail
 				ct.Pending += r.Pending
+				ct.TaskFaults += r.TaskFaults
 			}
 		}
 		f, err := parseTime(first)
@@ -310,7 +321,8 @@ type VerdictFilter struct {
 	Class    string // latest verdicts of this failure class
 	Model    string // attempts by this model
 	Round    int    // this round; < 0 every round
-	// Outcome is "pass", "fail", "pending" or "" (any).
+	// Outcome is an Outcome ("pass", "fail", "pending", "task_fault") or
+	// "" (any).
 	Outcome string
 }
 
@@ -324,8 +336,11 @@ type VerdictRow struct {
 	Categories []string
 	AttemptID  string
 	Model      string
+	// Pass is a complete pass (never a pending one); Pending and
+	// TaskFault are the other outcomes that are no failure.
 	Pass       bool
 	Pending    bool
+	TaskFault  bool
 	Class      string
 	Stage      string
 	Diagnostic string // first line
@@ -363,13 +378,19 @@ func (s *Store) BrowseVerdicts(ctx context.Context, campaignID string, f Verdict
 		where = append(where, `t.round = ?`)
 		args = append(args, f.Round)
 	}
-	switch f.Outcome {
+	switch Outcome(f.Outcome) {
 	case "":
-	case "pass", "fail", "pending":
+	case OutcomePass, OutcomePending:
 		where = append(where, `t.outcome = ?`)
 		args = append(args, f.Outcome)
+	case OutcomeFail:
+		where = append(where, `t.outcome = 'fail' AND t.class <> ?`)
+		args = append(args, ClassReferenceError)
+	case OutcomeTaskFault:
+		where = append(where, `t.outcome = 'fail' AND t.class = ?`)
+		args = append(args, ClassReferenceError)
 	default:
-		return nil, fmt.Errorf("browse verdicts: outcome %q: want pass, fail, pending or empty", f.Outcome)
+		return nil, fmt.Errorf("browse verdicts: outcome %q: want pass, fail, pending, task_fault or empty", f.Outcome)
 	}
 	// The page's tasks come from the covering index alone; only they are
 	// joined to their attempt and verdict.
@@ -407,6 +428,7 @@ func (s *Store) BrowseVerdicts(ctx context.Context, campaignID string, f Verdict
 		if r.Pending {
 			r.Pass = false
 		}
+		r.TaskFault = !r.Pass && r.Class == ClassReferenceError
 		r.Diagnostic, _, _ = strings.Cut(r.Diagnostic, "\n")
 		out = append(out, r)
 	}

@@ -70,7 +70,7 @@ func TestBrowseQueries(t *testing.T) {
 	// Every task is "arith": 12 pass, 12 fail, 6 pending. "loops" is
 	// tasks 0,3,...,27 (claim order = task order): outcomes i%5 for
 	// i in {0,3,6,9,12,15,18,21,24,27} = 0,3,1,4,2,0,3,1,4,2 -> pass 4, fail 4, pending 2.
-	want := []CategoryTally{{"arith", Tally{12, 12, 6}}, {"loops", Tally{4, 4, 2}}}
+	want := []CategoryTally{{"arith", Tally{12, 12, 6, 0}}, {"loops", Tally{4, 4, 2, 0}}}
 	if fmt.Sprint(cats) != fmt.Sprint(want) {
 		t.Errorf("category tallies = %v, want %v", cats, want)
 	}
@@ -82,7 +82,7 @@ func TestBrowseQueries(t *testing.T) {
 		t.Errorf("failure classes = %v", classes)
 	}
 	rounds := ov.Rounds
-	if fmt.Sprint(rounds) != fmt.Sprint([]RoundTally{{0, 30, 0, 0, 30, Tally{12, 12, 6}, 3000, 1500, 210}, {1, 4, 4, 0, 0, Tally{}, 0, 0, 0}}) {
+	if fmt.Sprint(rounds) != fmt.Sprint([]RoundTally{{0, 30, 0, 0, 30, Tally{12, 12, 6, 0}, 3000, 1500, 210}, {1, 4, 4, 0, 0, Tally{}, 0, 0, 0}}) {
 		t.Errorf("round tallies = %v", rounds)
 	}
 	// Tasks are judged one a second from 10:00:00 (the test clock): 30 s

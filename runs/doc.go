@@ -64,6 +64,18 @@
 // ([Store.Results], [Store.Export], Pass/Fail in [Counts]) use the latest
 // revision of the judged attempt.
 //
+// # Outcomes
+//
+// Every count, rate and export reads a verdict through [Verdict.Outcome]:
+// pass (passed, no stage pending), fail, pending (passed every stage that
+// ran, stages left for another host) or task_fault (class reference_error:
+// the task's own reference failed, so the answer was not judged). Rates
+// are over judged results only, pass and fail: a pending verdict is never
+// a pass, a task fault never a failure, and a set with no judged result
+// has no rate. The store keeps the pass flag and the stages as the
+// verifier wrote them; the tasks' outcome column holds pass, fail or
+// pending, and a task fault is a fail whose class is reference_error.
+//
 // # Rounds and forks
 //
 // A campaign's tasks carry their round; the campaign's Round is its
@@ -94,7 +106,8 @@
 // # Export format
 //
 // [Store.Export] writes JSON Lines, one [Sample] object per judged task
-// (passing only, unless [ExportOptions].All), in claim order:
+// (passing only, unless [ExportOptions].All; never a task fault, whose
+// task's reference failed), in claim order:
 //
 //	schema        "kiln.sample/v1"
 //	id            sample id = the judged attempt's id (stable across rescores)
@@ -111,8 +124,8 @@
 //	              left for another host (a GPU run on a CPU host): not verified
 //	              yet; exported only with ExportOptions.All or Pending
 //	verdict       {"id","revision","pass","pending","class","stage","stages","diagnostic","labels"}:
-//	              the latest revision; verdict.pass is the stored flag (true
-//	              for a pending verdict); stages is the verifier's JSON as stored;
+//	              the latest revision; verdict.pass is pass (false for a
+//	              pending verdict); stages is the verifier's JSON as stored;
 //	              labels (absent for verdicts stored before schema version 2)
 //	              {"class","diagnostic_kind","evidence","suspicion","features",
 //	              "categories","domain"}: see VerdictLabels

@@ -17,7 +17,8 @@ const SampleSchema = "kiln.sample/v1"
 // ExportOptions selects what Export writes.
 type ExportOptions struct {
 	// All includes failing and pending results too; by default only
-	// passing ones, complete.
+	// passing ones, complete. Task faults (the task's reference failed,
+	// OutcomeTaskFault) are never exported: they hold no judged answer.
 	All bool
 	// Pending includes pending results (passed every stage that ran, stages
 	// left for another host) with the passing ones.
@@ -52,8 +53,8 @@ type Sample struct {
 	Prompt     string            `json:"prompt,omitempty"`
 	Answer     string            `json:"answer"`
 	// Pass: verified, every stage ran and passed. Pending: every stage
-	// that ran passed, some are left for another host (verdict.pass is
-	// then true and Pass false).
+	// that ran passed, some are left for another host (Pass and
+	// verdict.pass are then false).
 	Pass      bool              `json:"pass"`
 	Pending   bool              `json:"pending"`
 	Verdict   SampleVerdict     `json:"verdict"`
@@ -81,7 +82,8 @@ type SampleCampaign struct {
 type SampleVerdict struct {
 	ID       string `json:"id"`
 	Revision int    `json:"revision"`
-	Pass     bool   `json:"pass"`
+	// Pass is a complete pass, as Sample.Pass (false while pending).
+	Pass bool `json:"pass"`
 	// Pending: passed every stage that ran, with stages left for another
 	// host; not a verified sample yet.
 	Pending    bool            `json:"pending"`
@@ -121,7 +123,7 @@ type SampleUsage struct {
 // NewSample builds the export record of a result.
 func NewSample(c Campaign, r Result, transcript bool) Sample {
 	t, a, v := r.Task, r.Attempt, r.Verdict
-	pending := v.Pending() // parses the stages: once per sample
+	pending := v.Outcome() == OutcomePending // parses the stages: once per sample
 	s := Sample{
 		Schema:       SampleSchema,
 		ID:           a.ID,
@@ -137,7 +139,7 @@ func NewSample(c Campaign, r Result, transcript bool) Sample {
 		Answer:       a.Answer,
 		Pass:         v.Pass && !pending,
 		Pending:      pending,
-		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass, Pending: pending, Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic, Labels: v.Labels},
+		Verdict:      SampleVerdict{ID: v.ID, Revision: v.Revision, Pass: v.Pass && !pending, Pending: pending, Class: v.Class, Stage: v.Stage, Stages: jsonOrNull(v.Stages), Diagnostic: v.Diagnostic, Labels: v.Labels},
 		Attempt:      SampleAttempt{ID: a.ID, Number: a.Number, Turns: a.Turns, ToolCalls: a.ToolCalls, RepairTurns: a.RepairTurns, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt},
 		Usage:        SampleUsage(a.Usage),
 		Model:        a.Model,
@@ -172,8 +174,8 @@ func jsonOrNull(b []byte) json.RawMessage {
 }
 
 // Export writes the campaign's results as JSON Lines, one Sample per line,
-// in claim order: passing results only unless opt.All. It returns how many
-// records were written.
+// in claim order: passing results only unless opt.All, never task faults.
+// It returns how many records were written.
 func (s *Store) Export(ctx context.Context, campaignID string, w io.Writer, opt ExportOptions) (int, error) {
 	c, err := s.Campaign(ctx, campaignID)
 	if err != nil {
@@ -188,8 +190,17 @@ func (s *Store) Export(ctx context.Context, campaignID string, w io.Writer, opt 
 	enc.SetEscapeHTML(false)
 	n := 0
 	err = s.eachResult(ctx, c.ID, round, func(r Result) error {
-		if !opt.All && (!r.Verdict.Pass || (r.Verdict.Pending() && !opt.Pending)) {
+		switch r.Verdict.Outcome() {
+		case OutcomeTaskFault:
 			return nil
+		case OutcomeFail:
+			if !opt.All {
+				return nil
+			}
+		case OutcomePending:
+			if !opt.All && !opt.Pending {
+				return nil
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return err

@@ -623,11 +623,12 @@ func (s *Store) Counts(ctx context.Context, campaignID string, round int) (Count
 	var c Counts
 	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*),
 			COALESCE(SUM(state = 'queued'), 0), COALESCE(SUM(state = 'leased'), 0), COALESCE(SUM(state = 'done'), 0),
-			COALESCE(SUM(outcome = 'pass'), 0), COALESCE(SUM(outcome = 'fail'), 0), COALESCE(SUM(outcome = 'pending'), 0),
+			COALESCE(SUM(outcome = 'pass'), 0), COALESCE(SUM(outcome = 'fail' AND class <> ?3), 0),
+			COALESCE(SUM(outcome = 'pending'), 0), COALESCE(SUM(outcome = 'fail' AND class = ?3), 0),
 			COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(reasoning_tokens), 0)
 		FROM tasks INDEXED BY tasks_outcomes WHERE campaign_id = ?1 AND (?2 < 0 OR round = ?2)`,
-		campaignID, round).Scan(&c.Tasks, &c.Queued, &c.Leased, &c.Done, &c.Pass, &c.Fail, &c.Pending,
-		&c.PromptTokens, &c.CompletionTokens, &c.ReasoningTokens)
+		campaignID, round, ClassReferenceError).Scan(&c.Tasks, &c.Queued, &c.Leased, &c.Done, &c.Pass, &c.Fail, &c.Pending,
+		&c.TaskFaults, &c.PromptTokens, &c.CompletionTokens, &c.ReasoningTokens)
 	if err != nil {
 		return Counts{}, fmt.Errorf("counts: %w", err)
 	}

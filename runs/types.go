@@ -162,6 +162,42 @@ func (v Verdict) Pending() bool {
 	return v.Pass && StagesPending(v.Stages)
 }
 
+// Outcome is what a verdict says of its answer as every count, rate and
+// export reads it. Only OutcomePass and OutcomeFail are judged: rates are
+// over those two; a pending verdict and a task fault are shown apart and
+// never counted as a pass or a fail.
+type Outcome string
+
+// Outcomes.
+const (
+	// OutcomePass: the verdict passed and no stage is pending.
+	OutcomePass Outcome = "pass"
+	// OutcomeFail: the answer failed (any class but reference_error).
+	OutcomeFail Outcome = "fail"
+	// OutcomePending: every stage that ran passed and stages are left for
+	// another host (the stored pass flag is true).
+	OutcomePending Outcome = "pending"
+	// OutcomeTaskFault: the task's own reference failed
+	// (ClassReferenceError); the answer was not judged.
+	OutcomeTaskFault Outcome = "task_fault"
+)
+
+// Outcome classifies v (it parses the stages of a passing verdict).
+func (v Verdict) Outcome() Outcome {
+	switch {
+	case v.TaskFault():
+		return OutcomeTaskFault
+	case !v.Pass:
+		return OutcomeFail
+	case StagesPending(v.Stages):
+		return OutcomePending
+	}
+	return OutcomePass
+}
+
+// Judged reports whether the outcome counts in rates (a pass or a fail).
+func (o Outcome) Judged() bool { return o == OutcomePass || o == OutcomeFail }
+
 // StagesPending reports whether a verdict's stages JSON has a skipped
 // stage.
 func StagesPending(stages []byte) bool {
@@ -214,16 +250,20 @@ type Result struct {
 	Verdict Verdict
 }
 
-// Counts summarises a campaign (or one round of it). Pass and Fail count done
-// tasks by the latest verdict revision of their judged attempt. Token sums
-// cover every saved attempt, judged or not (they were paid for).
-// Pass and Pending split the passing verdicts: Pending ones passed every
-// stage that ran and have stages left for another host (a GPU run skipped
-// on a CPU host); Pass ones are complete.
+// Counts summarises a campaign (or one round of it). Pass, Fail, Pending
+// and TaskFaults count done tasks by the Outcome of the latest verdict
+// revision of their judged attempt: Pass complete passes only, Pending
+// passed every stage that ran with stages left for another host (a GPU run
+// skipped on a CPU host), TaskFaults the task's reference failed, Fail
+// every other failure. Token sums cover every saved attempt, judged or
+// not (they were paid for).
 type Counts struct {
-	Tasks, Queued, Leased, Done, Pass, Fail, Pending int
-	PromptTokens, CompletionTokens, ReasoningTokens  int64
+	Tasks, Queued, Leased, Done, Pass, Fail, Pending, TaskFaults int
+	PromptTokens, CompletionTokens, ReasoningTokens              int64
 }
+
+// Judged is the denominator of a pass rate: passes and fails.
+func (c Counts) Judged() int { return c.Pass + c.Fail }
 
 // Sentinel errors. Callers test them with errors.Is.
 var (

@@ -264,8 +264,8 @@ func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campa
 		}}
 	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
 	pr.finish()
-	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d pending, %d queued\n",
-		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Pending, n.Queued)
+	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d pending, %d task faults, %d queued\n",
+		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Pending, n.TaskFaults, n.Queued)
 	faultMu.Lock()
 	if len(faults) > 0 {
 		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", topClasses(faults, len(faults)))
@@ -312,8 +312,8 @@ func (p *progress) update(c runs.Campaign, n runs.Counts) {
 	if el > 0 {
 		rate = float64(n.Done) / el
 	}
-	line := fmt.Sprintf("%s  %d/%d done  pass %d  fail %d  pending %d  in flight %d  tokens %d  %.2f/s  %s",
-		c.Name, n.Done, n.Tasks, n.Pass, n.Fail, n.Pending, n.Leased,
+	line := fmt.Sprintf("%s  %d/%d done  pass %d  fail %d  pending %d  task faults %d  in flight %d  tokens %d  %.2f/s  %s",
+		c.Name, n.Done, n.Tasks, n.Pass, n.Fail, n.Pending, n.TaskFaults, n.Leased,
 		n.PromptTokens+n.CompletionTokens, rate, time.Duration(el*float64(time.Second)).Round(time.Second))
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
@@ -378,10 +378,10 @@ func cmdStatus(ctx context.Context, args []string, e env) error {
 		return writeJSON(e.stdout, rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tLANE\tSTATE\tTASKS\tDONE\tPASS\tFAIL\tPENDING\tQUEUED\tTOKENS\tCREATED\tNOTE")
+	fmt.Fprintln(tw, "ID\tNAME\tLANE\tSTATE\tTASKS\tDONE\tPASS\tFAIL\tPENDING\tTASK FAULTS\tQUEUED\tTOKENS\tCREATED\tNOTE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID[:8], r.Name, r.Lane, r.State,
-			r.Counts.Tasks, r.Counts.Done, r.Counts.Pass, r.Counts.Fail, r.Counts.Pending, r.Counts.Queued,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID[:8], r.Name, r.Lane, r.State,
+			r.Counts.Tasks, r.Counts.Done, r.Counts.Pass, r.Counts.Fail, r.Counts.Pending, r.Counts.TaskFaults, r.Counts.Queued,
 			r.Counts.PromptTokens+r.Counts.CompletionTokens, r.Created.Local().Format("2006-01-02 15:04"), r.Note)
 	}
 	return tw.Flush()
@@ -469,8 +469,14 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	if *asJSON {
 		return writeJSON(e.stdout, sum)
 	}
-	fmt.Fprintf(e.stdout, "rescored %d answers of campaign %s: pass %d -> %d, %d verdicts changed, %d still pending\n",
-		sum.Total, camp.ID, sum.PassBefore, sum.PassAfter, sum.Changed, sum.StillPending)
+	b, a := sum.Before, sum.After
+	fmt.Fprintf(e.stdout, "rescored %d answers of campaign %s: pass %d -> %d, fail %d -> %d, pending %d -> %d, task faults %d -> %d; %d verdicts changed\n",
+		sum.Total, camp.ID, b.Pass, a.Pass, b.Fail, a.Fail, b.Pending, a.Pending, b.TaskFaults, a.TaskFaults, sum.Changed)
+	if b.Pending > 0 {
+		p := sum.FromPending
+		fmt.Fprintf(e.stdout, "of %d pending: %d became pass, %d became fail, %d task faults, %d stayed pending\n",
+			b.Pending, p.Pass, p.Fail, p.TaskFaults, p.Still)
+	}
 	return nil
 }
 

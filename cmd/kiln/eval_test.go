@@ -108,7 +108,7 @@ refinement: {rounds: 2}
 			t.Errorf("%s: %v (%d bytes)", f, err, len(b))
 		}
 	}
-	if !strings.Contains(stdout, "| (all) | half | 3 | 9 | 3 | 0 | 6 | 0.333 |") {
+	if !strings.Contains(stdout, "| (all) | half | 3 | 9 | 3 | 0 | 0 | 6 | 0.333 |") {
 		t.Errorf("markdown report lacks the half row:\n%s", stdout)
 	}
 
@@ -117,7 +117,7 @@ refinement: {rounds: 2}
 	if code != 0 || strings.Count(stderr2, "is done; reporting it") != 2 {
 		t.Fatalf("second kiln eval: exit %d\n%s", code, stderr2)
 	}
-	if !strings.Contains(stdout2, "| (all) | half | 3 | 9 | 3 | 0 | 6 | 0.333 |") {
+	if !strings.Contains(stdout2, "| (all) | half | 3 | 9 | 3 | 0 | 0 | 6 | 0.333 |") {
 		t.Errorf("second report differs:\n%s", stdout2)
 	}
 	st, err := runs.Open(ctx, data, nil)

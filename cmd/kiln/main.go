@@ -43,7 +43,8 @@ const (
 	exitOK       = 0
 	exitFail     = 1 // the work ran and failed (a verdict, a failed campaign)
 	exitBadInput = 2 // bad flags, spec or files
-	exitPending  = 3 // kiln verify: stages this host cannot run (no GPU)
+	exitPending  = 3 // kiln verify: stages this host cannot run (no GPU): not a pass yet
+	exitTask     = 4 // kiln verify: the task's own reference failed (a task fault)
 )
 
 // usageError marks errors caused by the command line or input files.
@@ -177,6 +178,7 @@ func run(ctx context.Context, args []string, e env) int {
 	var kue kit.UsageError
 	var ve verdictFailed
 	var vp verdictPending
+	var vt verdictTaskFault
 	switch {
 	case err == nil:
 		return exitOK
@@ -184,6 +186,8 @@ func run(ctx context.Context, args []string, e env) int {
 		return exitFail
 	case errors.As(err, &vp):
 		return exitPending
+	case errors.As(err, &vt):
+		return exitTask
 	case errors.As(err, &ue), errors.As(err, &kue):
 		fmt.Fprintf(e.stderr, "kiln %s: %v\n", args[0], err)
 		return exitBadInput

@@ -79,7 +79,7 @@ func newPromMetrics(st *runs.Store, log *slog.Logger) *promMetrics {
 		"Wall time of attempts, model calls, tool calls and verification included.",
 		prometheus.ExponentialBuckets(0.1, 2, 14), "lane", "outcome")
 	m.verdicts = counter("kiln_verdicts_total",
-		`Verdicts stored, by class: "pass", "pending" (passed; stages left for another host) or the failure class.`,
+		`Verdicts stored, by class: "pass", "pending" (passed; stages left for another host, not a pass yet), "reference_error" (a task fault: the task's own reference failed) or the failure class.`,
 		"lane", "model", "class")
 	m.tokens = counter("kiln_tokens_total",
 		"Tokens of model replies, by kind (prompt, completion, reasoning).", "model", "kind")

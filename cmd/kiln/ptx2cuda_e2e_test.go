@@ -149,10 +149,11 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 	code, out, errs := runKiln(t, ctx, "verify", "ptx2cuda", "--data", data, "--item", "../../tools/ptx2cuda/corpus/builtin/ew_saxpy",
 		"--variant", "unroll1", "--answer", ans, "--json")
 	var vj struct {
-		Pass    bool     `json:"pass"`
-		Pending []string `json:"pending"`
+		Pass          bool     `json:"pass"`
+		Pending       bool     `json:"pending"`
+		PendingStages []string `json:"pending_stages"`
 	}
-	if err := json.Unmarshal([]byte(out), &vj); err != nil || code != 3 || !vj.Pass || strings.Join(vj.Pending, ",") != "run,compare" {
+	if err := json.Unmarshal([]byte(out), &vj); err != nil || code != 3 || vj.Pass || !vj.Pending || strings.Join(vj.PendingStages, ",") != "run,compare" {
 		t.Errorf("kiln verify ptx2cuda: exit %d %+v %v\n%s\n%s", code, vj, err, out, errs)
 	}
 	// kiln ptx roll / unroll round trip.

@@ -77,14 +77,18 @@ func (r *storeRecords) VerifiedRecords(ctx context.Context, campaign string) (ki
 	set := kit.RecordSet{Campaign: c.Name, CampaignID: c.ID, Lane: c.Lane}
 	err = st.EachResult(ctx, c.ID, -1, func(res runs.Result) error {
 		v := res.Verdict
-		switch {
-		case !v.Pass:
+		switch v.Outcome() {
+		case runs.OutcomeFail:
 			set.Failed++
 			return nil
-		case v.Pending():
+		case runs.OutcomeTaskFault:
+			set.TaskFaults++
+			return nil
+		case runs.OutcomePending:
 			set.Pending++
 			return nil
-		case v.Labels != nil && v.Labels.Suspicion != "":
+		}
+		if v.Labels != nil && v.Labels.Suspicion != "" {
 			set.Suspect++
 			return nil
 		}

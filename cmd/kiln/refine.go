@@ -324,24 +324,13 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 		fmt.Fprintf(out, "note: %s\n", camp.Note)
 	}
 	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CATEGORY\tTASKS\tPASS\tPENDING\tRATE\t95% CI\tTOKENS\tTOP FAILURES\t")
-	for _, s := range rep.Stats {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t[%.0f%%, %.0f%%]\t%d\t%s\t\n", s.Category, s.Total, s.Pass-s.Pending, s.Pending,
-			100*s.PassRate, 100*s.Low, 100*s.High, s.PromptTokens+s.CompletionTokens, topClasses(s.Classes, 3))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := printCategories(out, rep.Stats); err != nil {
 		return err
-	}
-	if slices.ContainsFunc(rep.Stats, func(s refinement.CategoryStats) bool { return s.Pending > 0 }) {
-		fmt.Fprintln(out, "PENDING: passed every stage that ran, stages left for a GPU host (kiln rescore --pending there); RATE counts them with PASS.")
 	}
 	if len(rep.Speed) > 0 {
 		printSpeed(out, rep.Speed)
 	}
-	if len(rep.ModelFaults) > 0 {
-		fmt.Fprintf(out, "\nmodel faults (failed calls, retried ones included): %s\n", topClasses(rep.ModelFaults, len(rep.ModelFaults)))
-	}
+	printFaults(out, rep)
 	if len(rep.Refinement.Rounds) < 2 && len(rep.Decisions) == 0 {
 		return nil
 	}
@@ -358,6 +347,80 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 		t.Attempts, t.PromptTokens, t.CompletionTokens, t.ReasoningTokens, msString(t.LatencyMS),
 		sc.Calls, sc.PromptTokens, sc.CompletionTokens, msString(sc.LatencyMS))
 	return nil
+}
+
+// printCategories prints kiln report's category table: results by
+// outcome, the pass rate over judged ones (PASS + FAIL; "-" when nothing
+// is judged) with its interval, tokens and the top failure classes.
+func printCategories(out io.Writer, stats []refinement.CategoryStats) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "CATEGORY\tTASKS\tPASS\tFAIL\tPENDING\tTASK FAULTS\tRATE\t95% CI\tTOKENS\tTOP FAILURES\t")
+	for _, s := range stats {
+		ci := "-"
+		if s.Rated() {
+			ci = fmt.Sprintf("[%.0f%%, %.0f%%]", 100*s.Low, 100*s.High)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t\n", s.Category, s.Total, s.Pass, s.Fail, s.Pending, s.TaskFaults,
+			rateText(s), ci, s.PromptTokens+s.CompletionTokens, topClasses(s.Classes, 3))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	pending := slices.ContainsFunc(stats, func(s refinement.CategoryStats) bool { return s.Pending > 0 })
+	faults := slices.ContainsFunc(stats, func(s refinement.CategoryStats) bool { return s.TaskFaults > 0 })
+	if pending || faults {
+		fmt.Fprintln(out, "RATE = PASS / (PASS + FAIL), over judged results; -: nothing judged.")
+	}
+	if pending {
+		fmt.Fprintln(out, "PENDING: passed every stage that ran, stages left for a GPU host (kiln rescore --pending there); not a pass yet.")
+	}
+	if faults {
+		fmt.Fprintln(out, "TASK FAULTS: the task's own reference failed; not the answer's fault, neither a pass nor a fail.")
+	}
+	return nil
+}
+
+// rateText is a pass rate as kiln report prints it: "-" when nothing is
+// judged.
+func rateText(s refinement.CategoryStats) string {
+	if !s.Rated() {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*s.PassRate)
+}
+
+// outcomeText says what a set of results came to: "6 pass of 18 judged
+// (33.3%, 95% CI 16-56%)", then the pending ones and task faults apart.
+func outcomeText(o refinement.CategoryStats) string {
+	text := "nothing judged"
+	if o.Rated() {
+		text = fmt.Sprintf("%d pass of %d judged (%s, 95%% CI %.0f-%.0f%%)", o.Pass, o.Judged, rateText(o), 100*o.Low, 100*o.High)
+	}
+	if o.Pending > 0 {
+		text += fmt.Sprintf(", %d pending", o.Pending)
+	}
+	if o.TaskFaults > 0 {
+		text += fmt.Sprintf(", %d task faults", o.TaskFaults)
+	}
+	return text
+}
+
+// printFaults prints the task faults (each task with its reason) and the
+// model faults: failed calls by class, and the attempts one ended.
+func printFaults(out io.Writer, rep engine.CampaignReport) {
+	if len(rep.TaskFaults) > 0 {
+		fmt.Fprintf(out, "\ntask faults (%d; the task's own reference failed, never targeted by refinement):\n", len(rep.TaskFaults))
+		for _, f := range rep.TaskFaults {
+			fmt.Fprintf(out, "  %s  %s: %s\n", f.TaskKey, f.Stage, f.Reason)
+		}
+	}
+	if len(rep.ModelFaults) > 0 {
+		fmt.Fprintf(out, "\nmodel faults (failed calls, retried ones included): %s\n", topClasses(rep.ModelFaults, len(rep.ModelFaults)))
+	}
+	if fa := rep.FaultedAttempts; fa.Total > 0 {
+		fmt.Fprintf(out, "attempts ended by a failed model call: %d (%d kept the class of the answer judged before it, %d model_error)\n",
+			fa.Total, fa.KeptClass, fa.Total-fa.KeptClass)
+	}
 }
 
 // printSpeed prints the kernel-speed table: exec and fast_p with their
@@ -392,15 +455,16 @@ func msString(ms int64) string {
 }
 
 func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) {
-	o := rr.Overall
-	fmt.Fprintf(out, "\nround %d: %d tasks, %d pass (%.1f%%, 95%% CI %.0f-%.0f%%), %d prompt + %d completion tokens\n",
-		rr.Round, o.Total, o.Pass, 100*o.PassRate, 100*o.Low, 100*o.High, rr.Cost.PromptTokens, rr.Cost.CompletionTokens)
+	fmt.Fprintf(out, "\nround %d: %d tasks, %s, %d prompt + %d completion tokens\n",
+		rr.Round, rr.Overall.Total, outcomeText(rr.Overall), rr.Cost.PromptTokens, rr.Cost.CompletionTokens)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  CATEGORY\tTARGETED\tBEFORE\tAFTER\tLIFT\t95% CI OF LIFT")
 	for _, c := range rr.Categories {
 		before, lift, ci := "-", "-", "-"
 		if c.Before != nil {
-			before = fmt.Sprintf("r%d %d/%d (%.1f%%)", *c.BeforeRound, c.Before.Pass, c.Before.Total, 100*c.Before.PassRate)
+			before = fmt.Sprintf("r%d %d/%d (%s)", *c.BeforeRound, c.Before.Pass, c.Before.Judged, rateText(*c.Before))
+		}
+		if c.Lift != nil {
 			lift = fmt.Sprintf("%+.1f", 100**c.Lift)
 			ci = fmt.Sprintf("[%+.1f, %+.1f]", 100**c.LiftLow, 100**c.LiftHigh)
 		}
@@ -408,14 +472,14 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 		if c.Targeted {
 			tg = "yes"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d/%d (%.1f%%)\t%s\t%s\n", c.Category, tg, before, c.After.Pass, c.After.Total,
-			100*c.After.PassRate, lift, ci)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d/%d (%s)\t%s\t%s\n", c.Category, tg, before, c.After.Pass, c.After.Judged,
+			rateText(c.After), lift, ci)
 	}
 	tw.Flush()
 	if len(rr.Domains) > 0 {
 		var parts []string
 		for _, d := range rr.Domains {
-			parts = append(parts, fmt.Sprintf("%s %d/%d", d.Category, d.After.Pass, d.After.Total))
+			parts = append(parts, fmt.Sprintf("%s %d/%d", d.Category, d.After.Pass, d.After.Judged))
 		}
 		fmt.Fprintf(out, "  domains: %s\n", strings.Join(parts, ", "))
 	}

@@ -56,11 +56,12 @@ func TestTorch2CUDAOnCPUHost(t *testing.T) {
 		t.Skipf("no python3 with torch here: %s", errs)
 	}
 	var v struct {
-		Pass    bool     `json:"pass"`
-		Class   string   `json:"class"`
-		Pending []string `json:"pending"`
+		Pass          bool     `json:"pass"`
+		Class         string   `json:"class"`
+		Pending       bool     `json:"pending"`
+		PendingStages []string `json:"pending_stages"`
 	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 3 || !v.Pass || !slices.Equal(v.Pending, []string{"gpu-judge"}) {
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 3 || v.Pass || !v.Pending || !slices.Equal(v.PendingStages, []string{"gpu-judge"}) {
 		t.Errorf("right answer without a GPU: exit %d %+v %v\n%s\n%s", code, v, err, out, errs)
 	}
 	code, out, _ = runKiln(t, ctx, "verify", "torch2cuda", "--data", data, "--reference", ref, "--candidate", broken, "--json")

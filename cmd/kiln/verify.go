@@ -14,10 +14,10 @@ import (
 )
 
 // cmdVerify judges one answer by hand with a lane's verifier: exit 0
-// pass (every stage that can run here passed; stages that need another
-// host, such as a GPU, are reported as skipped), 1 fail, 2 bad input, and
-// for lanes that ask for it (kit.VerifyCommand.ExitPending) 3 when stages
-// are pending. The lane's kit says its flags.
+// pass (every stage ran and passed), 1 fail, 2 bad input, 3 pending (every
+// stage that ran passed, stages that need another host, such as a GPU,
+// were skipped: not a pass yet), 4 task fault (the task's own reference
+// failed: the answer was not judged). The lane's kit says its flags.
 func cmdVerify(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return badInput("usage: kiln verify LANE [flags]; lanes: %s", strings.Join(laneNames(), ", "))
@@ -77,20 +77,28 @@ func cmdVerify(ctx context.Context, args []string, e env) error {
 	} else {
 		printVerdict(e, v)
 	}
-	if !v.Pass {
+	switch {
+	case v.TaskFault():
+		return verdictTaskFault{}
+	case !v.Pass:
 		return verdictFailed{}
-	}
-	if k.Verify.ExitPending && len(tools.PendingStages(v)) > 0 {
+	case len(tools.PendingStages(v)) > 0:
 		return verdictPending{}
 	}
 	return nil
 }
 
 // verdictPending is returned by kiln verify when stages could not run on
-// this host (the lane's VerifyCommand.ExitPending): exit 3.
+// this host (every lane): exit 3.
 type verdictPending struct{}
 
 func (verdictPending) Error() string { return "pending" }
+
+// verdictTaskFault is returned by kiln verify when the task's own
+// reference failed: exit 4.
+type verdictTaskFault struct{}
+
+func (verdictTaskFault) Error() string { return "task fault" }
 
 // verifyDataDir keeps kiln verify's caches out of the way when no data
 // folder exists: it never creates a run database.
@@ -101,15 +109,20 @@ func verifyDataDir(data string) string {
 	return os.TempDir() + "/kiln-verify"
 }
 
+// verdictOut is kiln verify's JSON. Pass is a complete pass: false while
+// stages are pending (Pending true, PendingStages naming them) and for a
+// task fault (TaskFault true: the task's reference failed).
 type verdictOut struct {
 	Pass         bool               `json:"pass"`
+	Pending      bool               `json:"pending"`
+	TaskFault    bool               `json:"task_fault"`
 	Class        string             `json:"class"`
 	Stage        string             `json:"stage"`
 	Stages       []tools.Stage      `json:"stages"`
 	Diagnostic   string             `json:"diagnostic,omitempty"`
 	Measurements map[string]float64 `json:"measurements,omitempty"`
-	// Pending lists the stages this host could not run.
-	Pending []string `json:"pending,omitempty"`
+	// PendingStages lists the stages this host could not run.
+	PendingStages []string `json:"pending_stages,omitempty"`
 	// Suspicion lists why the answer seems to sidestep the task.
 	Suspicion []string `json:"suspicion,omitempty"`
 	// The kernel lanes' headline figures, copied from Measurements.
@@ -121,12 +134,15 @@ type verdictOut struct {
 }
 
 func verdictJSON(v tools.Verdict) verdictOut {
-	class := string(v.Class)
-	if v.Pass {
-		class = "pass"
+	pending := tools.PendingStages(v)
+	out := verdictOut{Pass: v.Pass, Class: string(v.Class), Stage: v.Stage, Stages: v.Stages, TaskFault: v.TaskFault(),
+		Diagnostic: v.Diagnostic, Measurements: v.Measurements, Suspicion: v.Suspicion}
+	switch {
+	case v.Pass && len(pending) > 0:
+		out.Pass, out.Pending, out.PendingStages, out.Class = false, true, pending, "pending"
+	case v.Pass:
+		out.Class = "pass"
 	}
-	out := verdictOut{Pass: v.Pass, Class: class, Stage: v.Stage, Stages: v.Stages,
-		Diagnostic: v.Diagnostic, Measurements: v.Measurements, Pending: tools.PendingStages(v), Suspicion: v.Suspicion}
 	for name, dst := range map[string]**float64{"speedup": &out.Speedup, "fast": &out.Fast, "max_abs_err": &out.MaxAbsErr, "max_rel_err": &out.MaxRelErr} {
 		if x, ok := v.Measurements[name]; ok {
 			*dst = &x
@@ -147,14 +163,18 @@ func printVerdict(e env, v tools.Verdict) {
 		fmt.Fprintf(e.stdout, "  %-18s %-7s %s\n", s.Name, mark, firstLine(s.Detail))
 	}
 	if pending := tools.PendingStages(v); v.Pass && len(pending) > 0 {
-		fmt.Fprintf(e.stdout, "PASS so far; PENDING %s (this host cannot run it)\n", strings.Join(pending, ", "))
+		fmt.Fprintf(e.stdout, "PENDING %s (this host cannot run it; every stage that ran passed, not a pass yet)\n", strings.Join(pending, ", "))
 		return
 	}
 	if v.Pass {
 		fmt.Fprintln(e.stdout, "PASS")
 		return
 	}
-	fmt.Fprintf(e.stdout, "FAIL %s at %s\n", v.Class, v.Stage)
+	if v.TaskFault() {
+		fmt.Fprintf(e.stdout, "TASK FAULT at %s: the task's own reference failed, the answer was not judged\n", v.Stage)
+	} else {
+		fmt.Fprintf(e.stdout, "FAIL %s at %s\n", v.Class, v.Stage)
+	}
 	if v.Diagnostic != "" {
 		fmt.Fprintln(e.stdout, v.Diagnostic)
 	}

@@ -74,7 +74,9 @@ type CampaignInfo struct {
 	Lane  string `json:"lane"`
 	State string `json:"state"` // the engine's campaign state (queued, running, done, cancelled, failed, ...)
 	Round int    `json:"round"`
-	// Counts are named totals such as "tasks", "attempts", "pass", "fail".
+	// Counts are named totals such as "tasks", "done", "pass" (complete
+	// passes only), "fail", "pending" (stages left for another host, never
+	// a pass) and "task_faults" (the task's reference failed, never a fail).
 	Counts     map[string]int `json:"counts,omitempty"`
 	Tokens     int64          `json:"tokens"`
 	CreatedAt  time.Time      `json:"created_at"`
@@ -90,9 +92,11 @@ type Progress struct {
 	Round   int       `json:"round"`
 	Done    int       `json:"done"`  // attempts finished this round
 	Total   int       `json:"total"` // attempts planned this round
-	Pass    int       `json:"pass"`
+	Pass    int       `json:"pass"`  // complete passes only
 	Fail    int       `json:"fail"`
 	Pending int       `json:"pending"` // passed every stage that ran, stages left for another host
-	Tokens  int64     `json:"tokens"`  // all tokens so far
-	Message string    `json:"message,omitempty"`
+	// TaskFaults: the task's own reference failed (neither pass nor fail).
+	TaskFaults int    `json:"task_faults"`
+	Tokens     int64  `json:"tokens"` // all tokens so far
+	Message    string `json:"message,omitempty"`
 }

@@ -144,8 +144,9 @@ type Summary struct {
 	// pending, when asked).
 	Results  int `json:"results"`
 	Eligible int `json:"eligible"`
-	// Excluded counts what was left out, by reason: failing, pending,
-	// contaminated, duplicate, policy, balance.
+	// Excluded counts what was left out, by reason: failing, task_fault
+	// (the task's own reference failed), pending, contaminated,
+	// duplicate, policy, balance.
 	Excluded map[string]int `json:"excluded"`
 	// Selected counts the kept samples by why they were kept.
 	Selected   map[string]int `json:"selected"`
@@ -324,9 +325,13 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 		item := curate.ItemKey(r.Task.Key)
 		reasoning := reasoningLength(r)
 		arl.Add(item, reasoning)
-		pending := r.Verdict.Pending()
+		outcome := r.Verdict.Outcome()
+		pending := outcome == runs.OutcomePending
 		switch {
-		case !r.Verdict.Pass:
+		case outcome == runs.OutcomeTaskFault:
+			sum.Excluded["task_fault"]++
+			return nil
+		case outcome == runs.OutcomeFail:
 			sum.Excluded["failing"]++
 			return nil
 		case pending && !opt.Pending:

@@ -200,7 +200,7 @@ func (d *Daemon) info(ctx context.Context, c runs.Campaign) (api.CampaignInfo, e
 	info := api.CampaignInfo{
 		ID: c.ID, Name: c.Name, Lane: c.Lane, State: string(c.State), Round: c.Round,
 		Counts: map[string]int{"tasks": n.Tasks, "queued": n.Queued, "leased": n.Leased,
-			"done": n.Done, "pass": n.Pass, "fail": n.Fail, "pending": n.Pending},
+			"done": n.Done, "pass": n.Pass, "fail": n.Fail, "pending": n.Pending, "task_faults": n.TaskFaults},
 		Tokens:    n.PromptTokens + n.CompletionTokens,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 	}
@@ -266,7 +266,7 @@ func (d *Daemon) Watch(ctx context.Context, id string) (<-chan api.Progress, err
 				return
 			}
 			p := api.Progress{Time: time.Now().UTC(), State: string(cur.State), Round: cur.Round,
-				Done: n.Done, Total: n.Tasks, Pass: n.Pass, Fail: n.Fail, Pending: n.Pending,
+				Done: n.Done, Total: n.Tasks, Pass: n.Pass, Fail: n.Fail, Pending: n.Pending, TaskFaults: n.TaskFaults,
 				Tokens: n.PromptTokens + n.CompletionTokens, Message: cur.Note}
 			select {
 			case ch <- p:

@@ -428,32 +428,13 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 	}
 	r.fill(&rec, res)
 
+	var failures int64 // model failures in a row, when this attempt ended with one
 	if res.Err != nil {
-		kind := agent.KindOf(res.Err)
-		switch {
-		case ctx.Err() != nil:
-			return r.release(ctx, lease, log)
-		case kind == agent.KindModelNotFound || kind == agent.KindAuth:
-			r.stopFatal(res.Err)
-			return r.release(ctx, lease, log)
-		case kind == agent.KindBadRequest:
-			// The request itself is wrong for this task (context too long,
-			// refused content): that is this task's outcome, judged below
-			// as a model error.
-		default:
-			// Retryable failures that outlived the retries, and unknown
-			// errors: the task goes back to the queue.
-			n := r.modelFailures.Add(1)
-			log.Warn("model call failed; task goes back to the queue", "err", res.Err, "in_a_row", n)
-			if int(n) >= r.maxModelFailures() {
-				r.stopFatal(fmt.Errorf("%d model calls failed in a row, last: %w", n, res.Err))
-			}
-			if err := r.release(ctx, lease, log); err != nil {
-				return err
-			}
-			r.pause(ctx, n)
-			return nil
+		judge, n, err := r.modelFault(ctx, lease, log, res)
+		if !judge {
+			return err
 		}
+		failures = n
 	} else {
 		r.modelFailures.Store(0)
 	}
@@ -470,7 +451,10 @@ func (r *runner) attempt(ctx context.Context, lease *runs.Lease) error {
 		return fmt.Errorf("store verdict: %w", err)
 	}
 	stats.Outcome, stats.Class = OutcomeJudged, VerdictClass(finalVerdict(res))
-	log.Debug("attempt judged", "pass", v.Pass, "class", v.Class)
+	log.Debug("attempt judged", "pass", v.Pass, "class", v.Class, "model_fault", res.Err != nil)
+	if failures > 0 {
+		r.pause(ctx, failures)
+	}
 	return nil
 }
 
@@ -505,6 +489,51 @@ func (r *runner) checkTask(ctx, actx context.Context, lease *runs.Lease, log *sl
 	stats.Outcome, stats.Class = OutcomeJudged, VerdictClass(fault)
 	log.Info("task fault: the task cannot be judged; no model called", "class", string(fault.Class), "diagnostic", fault.Diagnostic)
 	return true, nil
+}
+
+// modelFault handles an attempt that a failed model call ended. It reports
+// whether the attempt is judged all the same, with the model failures in
+// a row when the failure counts towards them (0 otherwise); when it is
+// not, the task has been released (err is the release's error).
+//
+// An attempt with a judged reply (a repair turn failed) is judged by that
+// reply's verdict: its failure class is what refinement targets, and the
+// fault is recorded beside it (runs.Attempt.Error). Without one, a call
+// rejected for this task (bad request: context too long, refused content)
+// is judged a model error; a missing model or bad credentials stop the
+// campaign; other failures (retryable ones that outlived the retries,
+// unknown ones) send the task back to the queue. A cancelled context
+// always releases the task.
+func (r *runner) modelFault(ctx context.Context, lease *runs.Lease, log *slog.Logger, res *agent.Attempt) (judge bool, failures int64, err error) {
+	kind := agent.KindOf(res.Err)
+	answered := len(res.Checks) > 0
+	switch {
+	case ctx.Err() != nil:
+		return false, 0, r.release(ctx, lease, log)
+	case kind == agent.KindModelNotFound || kind == agent.KindAuth:
+		r.stopFatal(res.Err)
+		if answered {
+			return true, 0, nil
+		}
+		return false, 0, r.release(ctx, lease, log)
+	case kind == agent.KindBadRequest:
+		return true, 0, nil
+	}
+	n := r.modelFailures.Add(1)
+	if int(n) >= r.maxModelFailures() {
+		r.stopFatal(fmt.Errorf("%d model calls failed in a row, last: %w", n, res.Err))
+	}
+	if answered {
+		log.Warn("model call failed in a repair turn; the attempt keeps its last judged answer", "err", res.Err,
+			"class", res.Verdict.Class, "in_a_row", n)
+		return true, n, nil
+	}
+	log.Warn("model call failed; task goes back to the queue", "err", res.Err, "in_a_row", n)
+	if err := r.release(ctx, lease, log); err != nil {
+		return false, 0, err
+	}
+	r.pause(ctx, n)
+	return false, 0, nil
 }
 
 // abandon handles an attempt the loop could not finish (answer could not be
@@ -648,10 +677,12 @@ func (r *runner) verdict(ctx context.Context, res *agent.Attempt) runs.Verdict {
 	return r.toVerdict(finalVerdict(res))
 }
 
-// finalVerdict is the lane verdict an attempt is judged by: the loop's, or
-// a model_error verdict when the model failed.
+// finalVerdict is the lane verdict an attempt is judged by: that of its
+// last judged reply (a model failure after it is recorded beside it, in
+// the attempt's Error), or a model_error verdict when the model failed
+// before any reply was judged.
 func finalVerdict(res *agent.Attempt) tools.Verdict {
-	if res.Err != nil {
+	if res.Err != nil && len(res.Checks) == 0 {
 		return tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: res.Err.Error()}
 	}
 	return res.Verdict

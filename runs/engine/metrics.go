@@ -26,8 +26,8 @@ const (
 	// OutcomeJudged: the attempt and its verdict were stored.
 	OutcomeJudged = "judged"
 	// OutcomeRequeued: the task went back to the queue unjudged (a model
-	// failure that outlived the retries, a stop or cancel, a broken
-	// verifier or store).
+	// failure that outlived the retries before any answer was judged, a
+	// stop or cancel, a broken verifier or store).
 	OutcomeRequeued = "requeued"
 	// OutcomeLost: the lease was lost; another worker owns the task.
 	OutcomeLost = "lost"
@@ -60,7 +60,8 @@ const (
 
 // VerdictClass is the class of a verdict for metrics: "pending" when it
 // passed with stages left for another host (the store's rule for pending),
-// "pass" when it passed, else its failure class.
+// "pass" when it passed, else its failure class (reference_error for a
+// task fault).
 func VerdictClass(v tools.Verdict) string {
 	switch {
 	case v.Pass && len(tools.PendingStages(v)) > 0:

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"sort"
 	"strings"
 
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/tools"
 )
 
 // CampaignReport is what kiln report shows (its JSON).
@@ -29,6 +31,54 @@ type CampaignReport struct {
 	// ModelFaults counts the solver's failed model calls by class over
 	// every run of the campaign, retried ones included.
 	ModelFaults map[string]int `json:"model_faults"`
+	// FaultedAttempts counts the selected results whose attempt a failed
+	// model call ended, and KeptClass those of them that keep the class
+	// of the reply judged before the failure (a repair turn failed); the
+	// others are model_error.
+	FaultedAttempts FaultedAttempts `json:"faulted_attempts"`
+	// TaskFaults lists the selected results whose task's own reference
+	// failed: not the answer's fault, neither a pass nor a fail, in task
+	// key order.
+	TaskFaults []TaskFault `json:"task_faults"`
+}
+
+// FaultedAttempts count attempts that a failed model call ended.
+type FaultedAttempts struct {
+	Total     int `json:"total"`
+	KeptClass int `json:"kept_class"`
+}
+
+// TaskFault is one result whose task is at fault.
+type TaskFault struct {
+	TaskKey    string   `json:"task_key"`
+	Round      int      `json:"round"`
+	Categories []string `json:"categories"`
+	Stage      string   `json:"stage"`
+	// Reason is the first line of the verdict's diagnostic.
+	Reason string `json:"reason"`
+}
+
+// taskFaultsAndModelFaults lists the task faults of results and counts
+// the attempts a model fault ended.
+func taskFaultsAndModelFaults(results []runs.Result) ([]TaskFault, FaultedAttempts) {
+	faults := []TaskFault{}
+	var fa FaultedAttempts
+	for _, r := range results {
+		if r.Attempt.Error != "" {
+			fa.Total++
+			if r.Verdict.Class != string(tools.ClassModelError) {
+				fa.KeptClass++
+			}
+		}
+		if !r.Verdict.TaskFault() {
+			continue
+		}
+		reason, _, _ := strings.Cut(r.Verdict.Diagnostic, "\n")
+		faults = append(faults, TaskFault{TaskKey: r.Task.Key, Round: r.Task.Round, Categories: r.Task.Categories,
+			Stage: r.Verdict.Stage, Reason: strings.TrimSpace(reason)})
+	}
+	sort.SliceStable(faults, func(i, j int) bool { return faults[i].TaskKey < faults[j].TaskKey })
+	return faults, fa
 }
 
 // SynthCost sums synthesiser calls.
@@ -73,6 +123,7 @@ func BuildCampaignReport(ctx context.Context, st *runs.Store, camp runs.Campaign
 	}
 	rep.Stats = refinement.Stats(sel)
 	rep.Speed = refinement.SpeedStatsBy(sel, refinement.ByCategory)
+	rep.TaskFaults, rep.FaultedAttempts = taskFaultsAndModelFaults(sel)
 	if rep.ModelFaults, err = st.Faults(ctx, camp.ID); err != nil {
 		return rep, err
 	}

@@ -16,12 +16,46 @@ import (
 
 // RescoreSummary says what a rescore changed.
 type RescoreSummary struct {
-	Total      int `json:"total"`
-	PassBefore int `json:"pass_before"`
-	PassAfter  int `json:"pass_after"`
-	Changed    int `json:"changed"` // verdicts whose pass or class changed
-	// StillPending counts new verdicts that still have pending stages.
-	StillPending int `json:"still_pending"`
+	Total int `json:"total"`
+	// Before and After count the rescored verdicts by outcome
+	// (runs.Verdict.Outcome), before and after: pass is complete passes
+	// only.
+	Before OutcomeCounts `json:"before"`
+	After  OutcomeCounts `json:"after"`
+	// Changed counts verdicts whose outcome or class changed.
+	Changed int `json:"changed"`
+	// FromPending says what became of the verdicts that were pending.
+	FromPending PendingFate `json:"from_pending"`
+}
+
+// OutcomeCounts count verdicts by outcome.
+type OutcomeCounts struct {
+	Pass       int `json:"pass"`
+	Fail       int `json:"fail"`
+	Pending    int `json:"pending"`
+	TaskFaults int `json:"task_faults"`
+}
+
+func (c *OutcomeCounts) add(o runs.Outcome) {
+	switch o {
+	case runs.OutcomePass:
+		c.Pass++
+	case runs.OutcomeFail:
+		c.Fail++
+	case runs.OutcomePending:
+		c.Pending++
+	case runs.OutcomeTaskFault:
+		c.TaskFaults++
+	}
+}
+
+// PendingFate says what pending verdicts became: a pass, a fail, a task
+// fault, or still pending.
+type PendingFate struct {
+	Pass       int `json:"pass"`
+	Fail       int `json:"fail"`
+	TaskFaults int `json:"task_faults"`
+	Still      int `json:"still_pending"`
 }
 
 // RescoreOptions choose what a rescore does.
@@ -96,17 +130,22 @@ func Rescore(ctx context.Context, st *runs.Store, id string, lane tools.Lane, op
 				}
 				return record(gctx, st, opt.Labels, r, ToVerdict(st.Blobs(), tv, tc, policy, log), &mu, &sum)
 			}
+			// An attempt a model failure ended keeps the class of its last
+			// judged reply: its answer is judged again, or, when the reply
+			// held none, it stays no_answer; only an attempt judged a model
+			// error (no reply judged) stays one.
 			tv := tools.Verdict{Class: tools.ClassNoAnswer, Stage: "extract",
 				Stages: []tools.Stage{{Name: "extract", Detail: "no answer was stored"}}}
-			if r.Attempt.Error != "" && r.Attempt.Answer == "" {
-				tv = tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: r.Attempt.Error}
-			} else if r.Attempt.Answer != "" {
+			switch {
+			case r.Attempt.Answer != "":
 				item := tools.Item{Lane: r.Task.Lane, Files: r.Task.Files, Meta: r.Task.Meta}
 				var verr error
 				tv, verr = lane.Verify(gctx, item, r.Attempt.Answer)
 				if verr != nil {
 					return fmt.Errorf("rescore task %s: %w", r.Task.Key, verr)
 				}
+			case r.Attempt.Error != "" && r.Verdict.Class == string(tools.ClassModelError):
+				tv = tools.Verdict{Class: tools.ClassModelError, Stage: "model", Diagnostic: r.Attempt.Error}
 			}
 			return record(gctx, st, opt.Labels, r, ToVerdict(st.Blobs(), tv, toolchain, policy, log), &mu, &sum)
 		})
@@ -121,21 +160,24 @@ func record(ctx context.Context, st *runs.Store, labels Labels, r runs.Result, v
 	if _, err := st.AddRescore(ctx, r.Attempt.ID, v); err != nil {
 		return fmt.Errorf("rescore task %s: %w", r.Task.Key, err)
 	}
+	before, after := r.Verdict.Outcome(), v.Outcome()
 	mu.Lock()
 	defer mu.Unlock()
-	if r.Verdict.Pass {
-		sum.PassBefore++
-	}
-	if v.Pass {
-		sum.PassAfter++
-	}
-	if v.Pass != r.Verdict.Pass || v.Class != r.Verdict.Class {
+	sum.Before.add(before)
+	sum.After.add(after)
+	if before != after || v.Class != r.Verdict.Class {
 		sum.Changed++
 	}
-	if len(v.Stages) > 0 {
-		var stages []tools.Stage
-		if json.Unmarshal(v.Stages, &stages) == nil && len(tools.PendingStages(tools.Verdict{Stages: stages})) > 0 {
-			sum.StillPending++
+	if before == runs.OutcomePending {
+		switch after {
+		case runs.OutcomePass:
+			sum.FromPending.Pass++
+		case runs.OutcomeFail:
+			sum.FromPending.Fail++
+		case runs.OutcomeTaskFault:
+			sum.FromPending.TaskFaults++
+		case runs.OutcomePending:
+			sum.FromPending.Still++
 		}
 	}
 	return nil

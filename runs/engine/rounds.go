@@ -133,12 +133,18 @@ type Decision struct {
 // synthesiser must avoid). It calls no model.
 func (rf *Refine) Decide(lane string, round int, results, prev []runs.Result, tasks []runs.Task) (Decision, error) {
 	d := Decision{Round: round, Stats: refinement.Stats(results)}
+	all, _ := refinement.Find(d.Stats, refinement.AllCategories)
 	switch {
 	case round >= rf.Rounds:
 		d.Stop = fmt.Sprintf("round count reached: %d refinement round(s) after round 0", rf.Rounds)
 		return d, nil
 	case len(results) == 0:
 		d.Stop = fmt.Sprintf("round %d has no judged task", round)
+		return d, nil
+	case !all.Rated():
+		// Pending results and task faults are neither passes nor
+		// failures: nothing to decide from.
+		d.Stop = fmt.Sprintf("round %d has no judged result (%d pending, %d task faults)", round, all.Pending, all.TaskFaults)
 		return d, nil
 	case round > 0 && refinement.Plateau(refinement.Stats(prev), d.Stats, rf.Plateau):
 		d.Stop = fmt.Sprintf("plateau: no category improved its pass rate by more than %.1f points from round %d to round %d",

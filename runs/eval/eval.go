@@ -8,10 +8,12 @@
 // pass@k = 1 - C(n-c, k) / C(n, k) (Chen et al., 2021); a row's pass@k is
 // the mean over its tasks. pass@k is reported only for k <= the smallest n
 // of the row's tasks: a larger k would need answers that were never drawn.
-// Only complete passes count: a pending verdict (stages left for a GPU or
-// AMD host) is neither a pass nor a failure here, and a row says how many
-// it has (finish them with kiln rescore --pending on such a host, then run
-// kiln eval again).
+// n and c count judged answers only (runs.Verdict.Outcome pass or fail): a
+// pending verdict (stages left for a GPU or AMD host) and a task fault (the
+// task's own reference failed) are neither a pass nor a failure here, left
+// out of pass@k, and counted apart in their row (finish pending ones with
+// kiln rescore --pending on such a host, then run kiln eval again); a task
+// with no judged answer is not in the row's pass@k.
 //
 // # Stage rates
 //
@@ -47,18 +49,20 @@ type Sample struct {
 	Task       string
 	Categories []string
 	// Pass is a complete pass; Pending a verdict with stages left for
-	// another host (never a pass).
-	Pass, Pending bool
-	Class         string
-	Stages        []tools.Stage
-	Measurements  map[string]float64
+	// another host (never a pass); TaskFault a verdict whose task's own
+	// reference failed (never a failure).
+	Pass, Pending, TaskFault bool
+	Class                    string
+	Stages                   []tools.Stage
+	Measurements             map[string]float64
 }
 
 // FromResult turns a stored result of model into a Sample.
 func FromResult(model string, r runs.Result) (Sample, error) {
+	o := r.Verdict.Outcome()
 	s := Sample{Model: model, Lane: r.Task.Lane, Task: TaskIdentity(r.Task.Key), Categories: slices.Clone(r.Task.Categories),
-		Pending: r.Verdict.Pending(), Class: r.Verdict.Class, Measurements: r.Verdict.Measurements}
-	s.Pass = r.Verdict.Pass && !s.Pending
+		Pass: o == runs.OutcomePass, Pending: o == runs.OutcomePending, TaskFault: o == runs.OutcomeTaskFault,
+		Class: r.Verdict.Class, Measurements: r.Verdict.Measurements}
 	if len(r.Verdict.Stages) > 0 {
 		if err := json.Unmarshal(r.Verdict.Stages, &s.Stages); err != nil {
 			return Sample{}, fmt.Errorf("verdict %s: stages: %w", r.Verdict.ID, err)
@@ -81,12 +85,15 @@ type Row struct {
 	Model    string `json:"model"`
 	Lane     string `json:"lane"`
 	Category string `json:"category"`
-	Tasks    int    `json:"tasks"`
-	Samples  int    `json:"samples"`
-	// MinSamples is the fewest samples any of the row's tasks has.
+	// Tasks counts the tasks with a judged answer (pass@k's tasks);
+	// Samples every answer, pending ones and task faults included.
+	Tasks   int `json:"tasks"`
+	Samples int `json:"samples"`
+	// MinSamples is the fewest judged answers any of the row's tasks has.
 	MinSamples int `json:"min_samples"`
 	Passed     int `json:"passed"`
 	Pending    int `json:"pending"`
+	TaskFaults int `json:"task_faults"`
 	Failed     int `json:"failed"`
 	// PassAtK maps k to pass@k, for the report's ks <= MinSamples.
 	PassAtK map[int]float64 `json:"pass_at_k"`
@@ -182,11 +189,16 @@ func Build(samples []Sample, opt Options) (*Report, error) {
 				r.Passed++
 			case s.Pending:
 				r.Pending++
+			case s.TaskFault:
+				r.TaskFaults++
 			default:
 				r.Failed++
 				if s.Class != "" {
 					r.Classes[s.Class]++
 				}
+			}
+			if s.Pending || s.TaskFault {
+				continue // not judged: not in pass@k
 			}
 			tk := taskKey{s.Model, s.Lane, c, s.Task}
 			nc := perTask[tk]
@@ -246,12 +258,13 @@ func Build(samples []Sample, opt Options) (*Report, error) {
 		}
 	}
 	for rk, r := range rows {
-		a := accs[rk]
-		r.Tasks, r.MinSamples = a.tasks, a.minN
 		r.PassAtK = map[int]float64{}
-		for _, k := range ks {
-			if k <= a.minN {
-				r.PassAtK[k] = a.sums[k] / float64(a.tasks)
+		if a := accs[rk]; a != nil {
+			r.Tasks, r.MinSamples = a.tasks, a.minN
+			for _, k := range ks {
+				if k <= a.minN {
+					r.PassAtK[k] = a.sums[k] / float64(a.tasks)
+				}
 			}
 		}
 		rep.Rows = append(rep.Rows, *r)

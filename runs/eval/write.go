@@ -17,25 +17,26 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	lanes := lanesOf(r.Rows)
 	for _, lane := range lanes {
 		fmt.Fprintf(&b, "## %s\n\n", lane)
-		b.WriteString("| category | model | tasks | samples | pass | pending | fail |")
+		b.WriteString("| category | model | tasks | samples | pass | pending | task faults | fail |")
 		for _, k := range r.K {
 			fmt.Fprintf(&b, " pass@%d |", k)
 		}
-		b.WriteString(" top failures |\n|---|---|---:|---:|---:|---:|---:|")
+		b.WriteString(" top failures |\n|---|---|---:|---:|---:|---:|---:|---:|")
 		for range r.K {
 			b.WriteString("---:|")
 		}
 		b.WriteString("---|\n")
-		pending := 0
+		pending, faults := 0, 0
 		for _, row := range r.Rows {
 			if row.Lane != lane {
 				continue
 			}
 			if row.Category == All {
 				pending += row.Pending
+				faults += row.TaskFaults
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d |", row.Category, row.Model, row.Tasks, row.Samples,
-				row.Passed, row.Pending, row.Failed)
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d |", row.Category, row.Model, row.Tasks, row.Samples,
+				row.Passed, row.Pending, row.TaskFaults, row.Failed)
 			for _, k := range r.K {
 				if v, ok := row.PassAtK[k]; ok {
 					fmt.Fprintf(&b, " %.3f |", v)
@@ -47,10 +48,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		if pending > 0 {
 			fmt.Fprintf(&b, "\n%d answers are pending: they passed every stage this host could run and await a GPU or AMD host "+
-				"(kiln rescore --pending there, then kiln eval again). pass@k counts them as not passed.\n", pending)
+				"(kiln rescore --pending there, then kiln eval again). pass@k leaves them out: it is over judged answers.\n", pending)
+		}
+		if faults > 0 {
+			fmt.Fprintf(&b, "\n%d answers are task faults: the task's own reference failed. They are neither passes nor failures; pass@k leaves them out.\n", faults)
 		}
 		if slices.ContainsFunc(r.Rows, func(row Row) bool { return row.Lane == lane && len(row.PassAtK) < len(r.K) }) {
-			b.WriteString("\n`-`: k is larger than the fewest samples of a task in that row.\n")
+			b.WriteString("\n`-`: k is larger than the fewest judged answers of a task in that row, or nothing in it is judged.\n")
 		}
 		b.WriteString("\n")
 		r.writeStages(&b, lane)

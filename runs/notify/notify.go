@@ -147,14 +147,18 @@ type Payload struct {
 
 // Counts are a campaign's task counts (as in the HTTP API) and tokens.
 type Counts struct {
-	Tasks   int   `json:"tasks"`
-	Queued  int   `json:"queued"`
-	Leased  int   `json:"leased"`
-	Done    int   `json:"done"`
-	Pass    int   `json:"pass"`
-	Fail    int   `json:"fail"`
-	Pending int   `json:"pending"`
-	Tokens  int64 `json:"tokens"` // prompt + completion
+	Tasks  int `json:"tasks"`
+	Queued int `json:"queued"`
+	Leased int `json:"leased"`
+	Done   int `json:"done"`
+	// Pass counts complete passes only; Pending (stages left for another
+	// host) and TaskFaults (the task's own reference failed) are neither
+	// a pass nor a fail.
+	Pass       int   `json:"pass"`
+	Fail       int   `json:"fail"`
+	Pending    int   `json:"pending"`
+	TaskFaults int   `json:"task_faults"`
+	Tokens     int64 `json:"tokens"` // prompt + completion
 }
 
 // Store is what the notifier reads (*runs.Store is one).
@@ -368,9 +372,12 @@ func (n *Notifier) emit(ctx context.Context, c runs.Campaign, event, note string
 func payload(c runs.Campaign, event, note string, n runs.Counts, now time.Time) Payload {
 	p := Payload{Event: event, Campaign: c.ID, Name: c.Name, Lane: c.Lane, State: string(c.State), Note: note,
 		Time: now.UTC(), Counts: Counts{Tasks: n.Tasks, Queued: n.Queued, Leased: n.Leased, Done: n.Done,
-			Pass: n.Pass, Fail: n.Fail, Pending: n.Pending, Tokens: n.PromptTokens + n.CompletionTokens}}
+			Pass: n.Pass, Fail: n.Fail, Pending: n.Pending, TaskFaults: n.TaskFaults, Tokens: n.PromptTokens + n.CompletionTokens}}
 	p.Text = fmt.Sprintf("kiln: campaign %s (%s, %s) %s: %d/%d tasks judged, %d pass, %d fail, %d pending",
 		c.Name, c.Lane, c.ID, event, n.Done, n.Tasks, n.Pass, n.Fail, n.Pending)
+	if n.TaskFaults > 0 {
+		p.Text += fmt.Sprintf(", %d task faults", n.TaskFaults)
+	}
 	if note != "" {
 		p.Text += " (" + note + ")"
 	}

@@ -27,6 +27,7 @@ type campaignRow struct {
 	api.CampaignInfo
 	Done, Total          int
 	Pass, Fail, Pending  int
+	TaskFaults           int
 	Percent              float64
 	PerMinute            float64 // tasks judged per minute (last 10 minutes while running, else overall)
 	ETA                  string
@@ -50,7 +51,7 @@ func (h *Handler) listData(ctx context.Context) (listPage, error) {
 	p := listPage{Title: "campaigns", Now: now}
 	for _, in := range infos {
 		row := campaignRow{CampaignInfo: in, Done: in.Counts["done"], Total: in.Counts["tasks"],
-			Pass: in.Counts["pass"], Fail: in.Counts["fail"], Pending: in.Counts["pending"],
+			Pass: in.Counts["pass"], Fail: in.Counts["fail"], Pending: in.Counts["pending"], TaskFaults: in.Counts["task_faults"],
 			Running:    in.State == string(runs.CampaignRunning) || in.State == string(runs.CampaignQueued),
 			StateClass: "state-" + in.State, TokensText: humanInt(in.Tokens)}
 		if row.Total > 0 {
@@ -120,15 +121,19 @@ func (h *Handler) campaignData(ctx context.Context, c runs.Campaign) (campaignPa
 }
 
 // categoryRow is one category's line and bar.
+// categoryRow is one category's figures; N is its judged tasks (pass and
+// fail), the rate's denominator: no rate when 0.
 type categoryRow struct {
 	Category                      string
 	Pass, Fail, Pending, N        int
+	TaskFaults                    int
 	Rate, Low, High               float64
 	BarX, BarW, LowX, HighX, RowY float64
 }
 
 type roundRow struct {
 	Round, Tasks, Pass, Fail, Pending, Judged int
+	TaskFaults                                int
 	Rate                                      float64
 	Lift                                      string // pass-rate change from the round before
 	Targets                                   []string
@@ -181,6 +186,7 @@ func (h *Handler) statsData(ctx context.Context, c runs.Campaign) (statsPage, er
 		row.Pass += t.Pass
 		row.Fail += t.Fail
 		row.Pending += t.Pending
+		row.TaskFaults += t.TaskFaults
 		row.Tokens += t.PromptTokens + t.CompletionTokens
 	}
 	if c.State == runs.CampaignFailed {
@@ -196,8 +202,8 @@ func (h *Handler) statsData(ctx context.Context, c runs.Campaign) (statsPage, er
 	p.Row = row
 
 	for i, ct := range ov.Categories {
-		n := ct.N()
-		r := categoryRow{Category: ct.Category, Pass: ct.Pass, Fail: ct.Fail, Pending: ct.Pending, N: n}
+		n := ct.Judged()
+		r := categoryRow{Category: ct.Category, Pass: ct.Pass, Fail: ct.Fail, Pending: ct.Pending, TaskFaults: ct.TaskFaults, N: n}
 		if n > 0 {
 			r.Rate = float64(ct.Pass) / float64(n)
 		}
@@ -238,11 +244,12 @@ func (h *Handler) rounds(ctx context.Context, c runs.Campaign, tallies []runs.Ro
 	}
 	var out []roundRow
 	for i, t := range tallies {
-		row := roundRow{Round: t.Round, Tasks: t.Tasks, Pass: t.Pass, Fail: t.Fail, Pending: t.Pending, Judged: t.N()}
-		if n := t.N(); n > 0 {
+		row := roundRow{Round: t.Round, Tasks: t.Tasks, Pass: t.Pass, Fail: t.Fail, Pending: t.Pending, TaskFaults: t.TaskFaults,
+			Judged: t.Judged()}
+		if n := t.Judged(); n > 0 {
 			row.Rate = float64(t.Pass) / float64(n)
 		}
-		if i > 0 && tallies[i-1].N() > 0 && t.N() > 0 {
+		if i > 0 && tallies[i-1].Judged() > 0 && t.Judged() > 0 {
 			row.Lift = fmt.Sprintf("%+.1f pt", 100*(row.Rate-out[i-1].Rate))
 		}
 		if d, ok := decided[t.Round]; ok {

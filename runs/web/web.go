@@ -255,10 +255,10 @@ func (h *Handler) verdicts(w http.ResponseWriter, r *http.Request, c runs.Campai
 		}
 		f.Round = n
 	}
-	switch f.Outcome {
-	case "", "pass", "fail", "pending":
+	switch runs.Outcome(f.Outcome) {
+	case "", runs.OutcomePass, runs.OutcomeFail, runs.OutcomePending, runs.OutcomeTaskFault:
 	default:
-		h.fail(w, r, http.StatusBadRequest, "outcome: want pass, fail or pending, got "+strconv.Quote(f.Outcome))
+		h.fail(w, r, http.StatusBadRequest, "outcome: want pass, fail, pending or task_fault, got "+strconv.Quote(f.Outcome))
 		return
 	}
 	var after int64

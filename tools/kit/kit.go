@@ -231,9 +231,6 @@ type VerifyCommand struct {
 	// text (a model reply with a fenced block is extracted by the caller).
 	// Errors that are the user's are UsageError.
 	Flags func(fs *flag.FlagSet) func() (item tools.Item, answer string, err error)
-	// ExitPending makes a verdict with pending stages exit 3 (rather than
-	// 0): the answer could not be judged on this host.
-	ExitPending bool
 }
 
 // Command is a verb of a lane's own.

@@ -49,9 +49,10 @@ type RecordSet struct {
 	Campaign, CampaignID, Lane string
 	Records                    []Record
 	// Pending counts passing verdicts with stages left for another host
-	// (a GPU run not made yet), Failed failed verdicts, Suspect passing
-	// verdicts whose answer the lane's suspicion check flagged.
-	Pending, Failed, Suspect int
+	// (a GPU run not made yet), Failed failed verdicts, TaskFaults
+	// verdicts whose task's own reference failed, Suspect passing verdicts
+	// whose answer the lane's suspicion check flagged.
+	Pending, Failed, TaskFaults, Suspect int
 }
 
 // RecordReader reads verified records from a run database. cmd/kiln
@@ -79,6 +80,9 @@ func (s RecordSet) Check(field, lane string, lanes []string) error {
 		}
 		if s.Failed > 0 {
 			left = append(left, fmt.Sprintf("%d failed", s.Failed))
+		}
+		if s.TaskFaults > 0 {
+			left = append(left, fmt.Sprintf("%d task faults (the task's own reference failed)", s.TaskFaults))
 		}
 		if s.Suspect > 0 {
 			left = append(left, fmt.Sprintf("%d suspected of sidestepping the task", s.Suspect))

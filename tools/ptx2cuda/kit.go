@@ -56,9 +56,8 @@ func Kit() kit.Kit {
 		Validator: validator,
 		Example:   example,
 		Verify: &kit.VerifyCommand{
-			Usage:       "--item DIR [--variant NAME] --answer A.cu [--json]",
-			Flags:       verifyFlags,
-			ExitPending: true,
+			Usage: "--item DIR [--variant NAME] --answer A.cu [--json]",
+			Flags: verifyFlags,
 		},
 		Commands: []kit.Command{rollCommand(), unrollCommand(), prepareCommand(), harvestTritonCommand()},
 	}

@@ -50,9 +50,8 @@ func Kit() kit.Kit {
 		Normalise: curate.NormaliseAsm,
 		Bench:     Bench,
 		Verify: &kit.VerifyCommand{
-			Usage:       "--candidate C.s (--cuda P.cu | --hip P.hip) [--kernels K1,K2] [--json]",
-			Flags:       verifyFlags,
-			ExitPending: true,
+			Usage: "--candidate C.s (--cuda P.cu | --hip P.hip) [--kernels K1,K2] [--json]",
+			Flags: verifyFlags,
 		},
 		Commands: []kit.Command{prepareCommand()},
 		Example:  example,

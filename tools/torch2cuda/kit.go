@@ -33,9 +33,8 @@ func Kit() kit.Kit {
 		Rules:      rules,
 		Example:    example,
 		Verify: &kit.VerifyCommand{
-			Usage:       "--reference REF.py --candidate CAND.py [--json]",
-			Flags:       verifyFlags,
-			ExitPending: true,
+			Usage: "--reference REF.py --candidate CAND.py [--json]",
+			Flags: verifyFlags,
 		},
 		Commands: []kit.Command{checkProblemsCommand()},
 	}

@@ -31,7 +31,7 @@
   es.addEventListener("progress", function (ev) {
     var p = JSON.parse(ev.data);
     text("live-done", p.done); text("live-total", p.total); text("live-pass", p.pass);
-    text("live-fail", p.fail); text("live-pending", p.pending); text("live-tokens", p.tokens);
+    text("live-fail", p.fail); text("live-pending", p.pending); text("live-task-faults", p.task_faults); text("live-tokens", p.tokens);
     text("live-round", p.round); text("state", p.state); text("live-status", "live · " + new Date(p.time).toLocaleTimeString());
     var st = document.getElementById("state"); if (st) st.className = "state state-" + p.state;
     if (p.message !== undefined) text("note", p.message);
