@@ -33,17 +33,22 @@ func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	// 50 SIGKILLs, each 150 ms to 3 s after the start of a kiln process
+	// 50 SIGKILLs over 75 corpus items in the long tier, 6 over 25 in the
+	// default tier, each 150 ms to 3 s after the start of a kiln process
 	// (start-up to the first verdict takes about 1.4 s on the loaded 2-core
 	// VM): during its start-up, its claims, its model calls, its sandbox
-	// runs and its verdict writes. When few tasks are left, kills come
-	// within 600 ms so that the campaign outlives them on a faster machine.
+	// runs and its verdict writes. When few tasks are left (fewer than
+	// endgame), kills come within 600 ms so that the campaign outlives
+	// them on a faster machine.
 	const (
-		kills    = 50
 		minDelay = 150
 		spread   = 2850
-		items    = 75
-		tasks    = 3 * items
+	)
+	var (
+		kills   = tierPick(6, 50)
+		items   = tierPick(25, 75)
+		endgame = tierPick(40, 60)
+		tasks   = 3 * items
 	)
 	corpus, err := c2x86.LoadBuiltinCorpus()
 	if err != nil {
@@ -75,7 +80,7 @@ func TestKillAndResume(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "answers.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// 75 items x 3 samples; 200 ms of model latency per call, so that the
+	// items x 3 samples; 200 ms of model latency per call, so that the
 	// campaign outlives the kills.
 	spec := `name: crash
 lane: c2x86
@@ -123,7 +128,7 @@ concurrency: 4
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		ms := minDelay + rng.IntN(spread)
-		if tasks-len(judged) < 60 {
+		if tasks-len(judged) < endgame {
 			ms = minDelay + rng.IntN(450)
 		}
 		delay := time.Duration(ms) * time.Millisecond
