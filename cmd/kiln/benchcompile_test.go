@@ -15,6 +15,7 @@ import (
 // itself fails when a compile is or is not cached against expectation) and
 // are much faster than cold, and the JSON holds the command compared.
 func TestBenchCompile(t *testing.T) {
+	longOnly(t, "kiln bench compile, a measurement of nvcc with and without the compile cache")
 	if testing.Short() {
 		t.Skip("-short: compiles")
 	}

@@ -17,18 +17,30 @@ import (
 )
 
 // TestCUDASynthCampaign runs a cuda-synth campaign over the whole CUDA
-// corpus with the script model replaying each program, on this CPU host, and
+// corpus (one category in the default tier) with the script model replaying each program, on this CPU host, and
 // checks the aligned records' content: PTX entries, the same kernels in the
 // SASS of both architectures and in the gfx1100 RDNA3 text, host assembly
 // with main, a HIP translation; the GPU run stage is skipped (pending), not
 // failed. Programs the translator must refuse fail as such.
 func TestCUDASynthCampaign(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: compiles 50 programs")
+		t.Skip("-short: compiles CUDA programs")
 	}
-	items, err := cudasynth.LoadBuiltinCorpus()
+	all, err := cudasynth.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The long tier compiles the whole corpus; the default tier one
+	// category (five programs, one of them untranslatable).
+	tasks, items := "{corpus: builtin}", all
+	if !longTier {
+		const category = "cryptography_security"
+		tasks, items = "{corpus: builtin, categories: ["+category+"]}", nil
+		for _, it := range all {
+			if it.Category == category {
+				items = append(items, it)
+			}
+		}
 	}
 	answers, err := filepath.Abs("../../tools/cudasynth/corpus/answers.jsonl")
 	if err != nil {
@@ -38,12 +50,12 @@ func TestCUDASynthCampaign(t *testing.T) {
 	specPath := filepath.Join(dir, "cuda.yaml")
 	spec := fmt.Sprintf(`name: cuda-e2e
 lane: cuda-synth
-tasks: {corpus: builtin}
+tasks: %s
 models:
   - {name: replay, kind: script, script: %s}
 concurrency: 2
 agent: {repair_turns: 0, max_tool_calls: 0}
-`, answers)
+`, tasks, answers)
 	if err := os.WriteFile(specPath, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -87,10 +99,15 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 		return string(b)
 	}
 	entry := regexp.MustCompile(`\.entry\s+([A-Za-z_][A-Za-z0-9_]*)`)
-	pass := 0
+	pass, refused := 0, 0
 	for _, r := range res {
-		it := byID[r.Task.Meta["item"]]
+		it, ok := byID[r.Task.Meta["item"]]
+		if !ok {
+			t.Errorf("task %s: not a program of the selection", r.Task.Key)
+			continue
+		}
 		if !it.ExpectTranslate {
+			refused++
 			if r.Verdict.Pass {
 				t.Errorf("%s: uses an untranslatable construct but passed", it.ID)
 			}
@@ -150,6 +167,9 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 				t.Errorf("%s: %s is not an executable (%d bytes)", it.ID, name, len(b))
 			}
 		}
+	}
+	if refused == 0 || pass == 0 {
+		t.Errorf("%d programs passed, %d untranslatable: the selection must hold both", pass, refused)
 	}
 	t.Logf("%d of %d corpus programs went through every CPU stage", pass, len(items))
 	// Completing the pending runs needs a GPU: here it is an error that says

@@ -72,6 +72,7 @@ func init() {
 // the end every pending verdict has exactly one completion: one job result
 // and one new verdict revision, that passes; none is lost.
 func TestDispatchKillWorkers(t *testing.T) {
+	longOnly(t, "worker processes SIGKILLed while completing a dispatched campaign (TestDispatchPendingToWorker dispatches one, TestDispatchRetry completes one, in the default tier)")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	// Four programs, three samples each: twelve verdicts, most pending.

@@ -237,6 +237,7 @@ func startDispatchCampaign(ctx context.Context, t *testing.T, name, tasks string
 		t.Fatal(err)
 	}
 	data := filepath.Join(dc.dir, "data")
+	warmProbe(ctx, t, data)
 	args := append([]string{"--data", data, "--spec-root", dc.dir, "--log-level", "warn",
 		"--dispatch", "--nats-port", "-1", "--worker-nkeys", keysFile, "--dispatch-interval", "300ms"}, serveArgs...)
 	dc.srv = serveKiln(ctx, t, nil, args...)

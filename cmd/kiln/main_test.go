@@ -102,3 +102,21 @@ func mutate(t testing.TB, asm, fn string) string {
 	}
 	return asm[:loc[1]] + "\tmovl $1515870810, %eax\n\tmovl $1515870810, %edx\n\tmovd %eax, %xmm0\n\tret\n" + asm[loc[1]:]
 }
+
+// longOnly skips a test outside the long tier (-tags long): one whose
+// behaviour another test covers once in the default tier, repeated here at
+// length (why says what it adds).
+func longOnly(t *testing.T, why string) {
+	t.Helper()
+	if !longTier {
+		t.Skip("long tier (go test -tags long): " + why)
+	}
+}
+
+// tierPick returns def in the default tier and long under -tags long.
+func tierPick[T any](def, long T) T {
+	if longTier {
+		return long
+	}
+	return def
+}

@@ -66,6 +66,7 @@ func freeLoopbackPorts(t *testing.T, n int) []int {
 // SIGKILLed (and started again later), and a worker is SIGKILLed and
 // restarted. Every job ends with exactly one stored result, none lost.
 func TestNATSClusterNodeKilled(t *testing.T) {
+	longOnly(t, "a node of a three-node NATS cluster killed mid-run (runs/jobs tests cluster routes, TestDispatchPendingToWorker the queue end to end)")
 	if testing.Short() {
 		t.Skip("three NATS nodes and three workers: not in -short")
 	}

@@ -146,6 +146,7 @@ func (d *workerDaemon) waitJobs(t *testing.T, n int, within time.Duration) []run
 // moments and restarted. Every job ends with exactly one stored result,
 // none lost.
 func TestWorkerKillRestart(t *testing.T) {
+	longOnly(t, "8 s of SIGKILLs of worker processes (TestWorkerPoisonJob and TestDispatchPendingToWorker run workers in the default tier; runs/jobs redelivers a dead worker's job)")
 	d := startWorkerDaemon(t, jobs.QueueConfig{AckWait: time.Second, MaxDeliver: 50})
 	ctx := context.Background()
 	const n, ms = 60, 400

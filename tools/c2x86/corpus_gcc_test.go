@@ -64,38 +64,46 @@ func sanitizerProbe(ctx context.Context, gcc, dir string) error {
 	return nil
 }
 
-// TestCorpusWithGCC builds and runs every item of the builtin c2x86 corpus:
+// TestCorpusWithGCC builds and runs items of the builtin c2x86 corpus:
 // function.c alone at -O0 -fno-jump-tables -S (the lane's reference) and at
 // -O2 -S, each linked with driver.c compiled at the same level; both
 // programs must exit 0 and print the same non-empty output. A build with
 // -fsanitize=address,undefined must print it too. switch_many items must
 // get a jump table at plain -O0, switch_few items must not, and the
 // -fno-jump-tables reference must have no indirect jump. Items run as
-// parallel subtests (bounded by -test.parallel, GOMAXPROCS by default);
-// -short checks every fifth item.
+// parallel subtests (bounded by -test.parallel, GOMAXPROCS by default).
+// The default tier checks every tenth item (every category); the long
+// tier (-tags long) the others too, in TestCorpusWithGCCRest.
 func TestCorpusWithGCC(t *testing.T) {
 	t.Parallel()
+	checkCorpusWithGCC(t, func(i int) bool { return i%gccSample == 0 })
+}
+
+// gccSample: the default tier checks item 0, gccSample, 2*gccSample, ...
+const gccSample = 10
+
+// checkCorpusWithGCC checks the corpus items whose index keep accepts.
+func checkCorpusWithGCC(t *testing.T, keep func(i int) bool) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("gcc not found in PATH")
 	}
-	items, err := LoadBuiltinCorpus()
+	all, err := LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var items []prompts.CorpusItem
+	for i, it := range all {
+		if keep(i) {
+			items = append(items, it)
+		}
+	}
+	t.Logf("checking %d of %d items", len(items), len(all))
 	ctx := t.Context()
 	useSanitizer := true
 	if err := sanitizerProbe(ctx, gcc, t.TempDir()); err != nil {
 		useSanitizer = false
 		t.Logf("sanitizer runs skipped: -fsanitize=address,undefined does not work here: %v", err)
-	}
-	if testing.Short() {
-		var some []prompts.CorpusItem
-		for i := 0; i < len(items); i += 5 {
-			some = append(some, items[i])
-		}
-		t.Logf("-short: checking %d of %d items", len(some), len(items))
-		items = some
 	}
 	t.Run("items", func(t *testing.T) {
 		for _, it := range items {

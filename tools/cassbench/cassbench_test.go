@@ -493,9 +493,9 @@ func TestNotNearDuplicateOfStarterCorpus(t *testing.T) {
 	}
 }
 
-// TestCompileNVCC compiles every program with nvcc for sm_90, one nvcc at a
-// time, when nvcc is on PATH; -short compiles the first program of each
-// category. Warnings are errors; -Os goes to the host compiler (nvcc 11.8
+// TestCompileNVCC compiles every program with nvcc for sm_90 (-tags long;
+// the default tier and -short compile the first program of each category),
+// one nvcc at a time, when nvcc is on PATH. Warnings are errors; -Os goes to the host compiler (nvcc 11.8
 // has no -Os of its own).
 func TestCompileNVCC(t *testing.T) {
 	nvcc, err := exec.LookPath("nvcc")
@@ -548,9 +548,10 @@ func TestCompileReferenceHIP(t *testing.T) {
 	}
 }
 
-// subset returns progs, or under -short the first program of each category.
+// subset returns progs in the long tier (-tags long), or else (the
+// default tier, -short) the first program of each category.
 func subset(t *testing.T, progs []program) []program {
-	if !testing.Short() {
+	if longTier && !testing.Short() {
 		return progs
 	}
 	var some []program
@@ -561,7 +562,7 @@ func subset(t *testing.T, progs []program) []program {
 			some = append(some, p)
 		}
 	}
-	t.Logf("-short: compiling %d of %d programs", len(some), len(progs))
+	t.Logf("compiling %d of %d programs, the first of each category (all: -tags long)", len(some), len(progs))
 	return some
 }
 
