@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # kiln set-up for a fresh Debian 12 machine.
 #
-#   ./setup.sh          install system packages and Go modules, build ./bin/kiln
-#   ./setup.sh test     run the test suite (what CI runs)
+#   ./setup.sh            install system packages and Go modules, build ./bin/kiln
+#   ./setup.sh test       the default tier: every behaviour end to end once
+#   ./setup.sh test long  the long tier: kill loops, corpus-wide matrices,
+#                         cluster node kills, browser, benchmarks-as-tests
+# CI runs all three (.ci/run); README.md "Tests" has the figures.
 #
 # Needs root (or sudo) for apt-get. Safe to run again.
 set -euo pipefail
@@ -61,15 +64,46 @@ install() {
 	./bin/kiln doctor || true
 }
 
+# long_packages lists the packages whose files the long build tag changes
+# (a *_test.go file with //go:build long or !long). Only tests may carry the
+# tag, so every other package's tests are the same in both tiers.
+long_packages() {
+	local bad
+	bad=$(grep -rlE --include='*.go' '^//go:build.*\blong\b' . | grep -v '_test\.go$' || true)
+	if [ -n "$bad" ]; then
+		echo "setup: the long build tag is for test files only: $bad" >&2
+		return 1
+	fi
+	local f='{{.ImportPath}} {{.GoFiles}} {{.TestGoFiles}} {{.XTestGoFiles}}'
+	comm -13 <(go list -f "$f" ./... | sort) <(go list -tags long -f "$f" ./... | sort) | cut -d' ' -f1
+}
+
 run_tests() {
 	export GOTOOLCHAIN=auto
-	go vet ./...
 	# -p 2: the reference machines have 2 cores; the sandbox and corpus tests run real compilers.
-	go test -p 2 -timeout 40m ./...
+	case "${1:-}" in
+	"")
+		go vet ./...
+		go test -p 2 -timeout 20m ./...
+		;;
+	long)
+		# The packages the tag changes, built with it: there the default
+		# tier's tests run at full size (corpus-wide, 50 kills, ...) beside
+		# the long-only ones. The other packages' tests are those of
+		# ./setup.sh test, which CI runs first.
+		local pkgs
+		pkgs=$(long_packages)
+		[ -n "$pkgs" ] || { echo "setup: no package has long tests" >&2; return 1; }
+		echo "setup: long tier in" $pkgs
+		go vet -tags long $pkgs
+		go test -p 2 -tags long -timeout 60m $pkgs
+		;;
+	*) echo "usage: $0 test [long]" >&2; return 2 ;;
+	esac
 }
 
 case "${1:-install}" in
 install) install ;;
-test) run_tests ;;
-*) echo "usage: $0 [install|test]" >&2; exit 2 ;;
+test) run_tests "${2:-}" ;;
+*) echo "usage: $0 [install|test [long]]" >&2; exit 2 ;;
 esac

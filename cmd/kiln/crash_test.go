@@ -35,9 +35,10 @@ func TestKillAndResume(t *testing.T) {
 	}
 	// 50 SIGKILLs over 75 corpus items in the long tier, 6 over 25 in the
 	// default tier, each 150 ms to 3 s after the start of a kiln process
-	// (start-up to the first verdict takes about 1.4 s on the loaded 2-core
-	// VM): during its start-up, its claims, its model calls, its sandbox
-	// runs and its verdict writes. When few tasks are left (fewer than
+	// (the first one: after it created the campaign; start-up to the first
+	// verdict takes about 1.4 s on the loaded 2-core VM): during its
+	// start-up, its claims, its model calls, its sandbox runs and its
+	// verdict writes. When few tasks are left (fewer than
 	// endgame), kills come within 600 ms so that the campaign outlives
 	// them on a faster machine.
 	const (
@@ -112,13 +113,7 @@ concurrency: 4
 		productive  int                   // kills of a process that had stored verdicts
 		begin       = time.Now()
 	)
-	// Kills before the campaign exists (early: a start-up slower than the
-	// delay, on a loaded host) do not count towards kills.
-	early := 0
-	for killed-early < kills {
-		if early >= 2*kills {
-			t.Fatalf("%d kills and the campaign was never created: kiln's start-up outlasts %d ms here", early, minDelay+spread)
-		}
+	for killed < kills {
 		var cmd *exec.Cmd
 		if !started {
 			cmd = child("run", "--data", data, "--log-level", "error", specPath)
@@ -133,6 +128,13 @@ concurrency: 4
 		pids = append(pids, cmd.Process.Pid)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
+		if !started {
+			// The first process's delay counts from the campaign's
+			// creation (its start-up outlasts every delay on a loaded
+			// host); the others are killed during their start-up too.
+			waitForCampaign(t, data, "crash", done, out)
+			started = true
+		}
 		ms := minDelay + rng.IntN(spread)
 		if tasks-len(judged) < endgame {
 			ms = minDelay + rng.IntN(450)
@@ -151,19 +153,12 @@ concurrency: 4
 			<-done
 			killed++
 		}
-		if !started {
-			if started = campaignExists(t, data, "crash"); !started {
-				early++
-			}
+		had := len(judged)
+		if checkJudged(t, data, judged, leases) {
+			interrupted++
 		}
-		if started {
-			had := len(judged)
-			if checkJudged(t, data, judged, leases) {
-				interrupted++
-			}
-			if len(judged) > had {
-				productive++
-			}
+		if len(judged) > had {
+			productive++
 		}
 	}
 	killPhase := time.Since(begin)
@@ -226,10 +221,10 @@ concurrency: 4
 	// No stale sandbox: no scratch dir, tmpfs mount, cgroup or process
 	// left by any of the kiln processes, killed or not.
 	stale := checkNoStaleSandbox(t, data, pids)
-	t.Logf("kill-restart cycles: %d SIGKILLs (%d before the campaign existed) in %v: %d with attempts in flight, %d after the process had stored verdicts, %d before it had stored any; "+
+	t.Logf("kill-restart cycles: %d SIGKILLs in %v: %d with attempts in flight, %d after the process had stored verdicts, %d before it had stored any; "+
 		"%d verdicts stored by killed processes, all kept; final resume %v; %d of %d tasks leased more than once, each judged once; "+
 		"%d scratch dirs, mounts, cgroups or processes left by the %d kiln processes",
-		killed, early, killPhase.Round(time.Second), interrupted, productive, killed-productive, before,
+		killed, killPhase.Round(time.Second), interrupted, productive, killed-productive, before,
 		time.Since(begin.Add(killPhase)).Round(time.Second), releases, len(all), stale, len(pids))
 }
 
@@ -385,6 +380,23 @@ func checkNoStaleSandbox(t *testing.T, data string, pids []int) int {
 		t.Logf("%d processes of sandbox uids belong to other kiln processes on this host", foreign)
 	}
 	return stale
+}
+
+// waitForCampaign waits until the kiln process whose Wait ends in done
+// has created the campaign name in data; it fails if the process ends
+// first or after three minutes.
+func waitForCampaign(t *testing.T, data, name string, done chan error, out *strings.Builder) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); !campaignExists(t, data, name); {
+		select {
+		case err := <-done:
+			t.Fatalf("kiln ended (%v) before it created campaign %s:\n%s", err, name, out)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no campaign %s after 3 minutes", name)
+		}
+	}
 }
 
 func campaignExists(t *testing.T, data, name string) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,13 +19,43 @@ import (
 
 // TestMain lets the test binary act as the sandbox trampoline, and as kiln
 // itself when KILN_TEST_MAIN is set (the crash test runs it as a child).
+// Every kiln of the test binary, in-process or child, shares one toolchain
+// folder ($KILN_TOOLCHAIN_DIR): the first verb that needs the toolchain
+// probe pays for it, the others read its cache.
 func TestMain(m *testing.M) {
 	sandboxes.MaybeRunInit()
 	if os.Getenv("KILN_TEST_MAIN") == "1" {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "kiln-cmd-toolchains-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	// Child processes (kiln run, worker, nats-node) inherit it.
+	if err := os.Setenv(toolchainDirVar, dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// toolchainDirVar names the shared toolchain folder (see TestMain).
+const toolchainDirVar = "KILN_TOOLCHAIN_DIR"
+
+// testGetenv is the environment of in-process kiln verbs: empty but for
+// the shared toolchain folder.
+func testGetenv(key string) string {
+	if key == toolchainDirVar {
+		return os.Getenv(key)
+	}
+	return ""
 }
 
 // runKiln runs the CLI in-process and returns its exit code and output.
@@ -33,7 +64,7 @@ func runKiln(t testing.TB, ctx context.Context, args ...string) (int, string, st
 	var out, errb bytes.Buffer
 	soft := make(chan struct{})
 	code := run(ctx, args, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-		getenv: func(string) string { return "" }, soft: soft})
+		getenv: testGetenv, soft: soft})
 	return code, out.String(), errb.String()
 }
 

@@ -19,7 +19,7 @@ type servedKiln struct {
 }
 
 // serveKiln starts "kiln serve" in-process with args (--addr is added, on
-// a free loopback port) and getenv (nil: an empty environment), and waits
+// a free loopback port) and getenv (nil: testGetenv), and waits
 // until its API answers. Stop it with stop.
 func serveKiln(ctx context.Context, t *testing.T, getenv func(string) string, args ...string) *servedKiln {
 	t.Helper()
@@ -30,7 +30,7 @@ func serveKiln(ctx context.Context, t *testing.T, getenv func(string) string, ar
 	s := &servedKiln{addr: l.Addr().String(), stderr: &syncBuffer{}, soft: make(chan struct{}), done: make(chan int, 1)}
 	l.Close()
 	if getenv == nil {
-		getenv = func(string) string { return "" }
+		getenv = testGetenv
 	}
 	go func() {
 		s.done <- run(ctx, append([]string{"serve", "--addr", s.addr}, args...),

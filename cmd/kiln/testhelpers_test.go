@@ -534,10 +534,10 @@ func checkResults(t *testing.T, data, campaign string, f *fakeLLM, bs []behaviou
 }
 
 // warmProbe runs `kiln doctor` on the data folder data (made if missing),
-// so that its toolchain probe (tiny compiles with every toolchain) is
-// cached there before a daemon starts on it: kiln serve probes when a
-// campaign is submitted, inside the request, and on a loaded 2-core host
-// the probe can outlast the API's write timeout.
+// so that the toolchain probe (tiny compiles with every toolchain) is
+// cached in the shared toolchain folder before a daemon starts on it: kiln
+// serve probes when a campaign is submitted, inside the request, and on a
+// loaded 2-core host the probe can outlast the API's write timeout.
 func warmProbe(ctx context.Context, t *testing.T, data string) {
 	t.Helper()
 	if err := os.MkdirAll(data, 0o755); err != nil {
@@ -546,7 +546,7 @@ func warmProbe(ctx context.Context, t *testing.T, data string) {
 	if code, out, errs := runKiln(t, ctx, "doctor", "--data", data, "--log-level", "warn"); code != 0 {
 		t.Fatalf("kiln doctor: exit %d\n%s\n%s", code, out, errs)
 	}
-	if _, err := os.Stat(filepath.Join(data, "toolchain-probe.json")); err != nil {
-		t.Fatalf("kiln doctor left no probe cache in the data folder: %v", err)
+	if _, err := os.Stat(filepath.Join(os.Getenv(toolchainDirVar), "toolchain-probe.json")); err != nil {
+		t.Fatalf("kiln doctor left no probe cache in the toolchain folder: %v", err)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build long
+
 package cuda2hip
 
 import (
@@ -6,7 +8,9 @@ import (
 	"github.com/kiln-dev/kiln/tools/kit/kittest"
 )
 
-// TestConformance runs the lane kit conformance suite on the lane.
+// TestConformance runs the lane kit conformance suite on the lane. The
+// default tier runs it once for every registered lane in tools/lanes
+// (TestConformance there); here it repeats under -tags long.
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds CUDA and HIP programs")

@@ -431,8 +431,9 @@ func TestCudaSynthReadme(t *testing.T) {
 }
 
 // TestCudaSynthCompileNVCC compiles every program with nvcc for sm_86
-// (and sm_90 with -cudasynth.sm90), two compiles at a time; -short
-// compiles every fifth program. nvcc 11.8 has
+// (and sm_90 with -cudasynth.sm90), two compiles at a time, under -tags
+// long; the default tier compiles every tenth program (the corpus is
+// fixed: TestCudaSynthCorpus checks its layout and metadata in full). nvcc 11.8 has
 // no -Os of its own, so -Os goes to the host compiler; device code is
 // compiled at nvcc's default optimization level. Warnings are errors.
 func TestCudaSynthCompileNVCC(t *testing.T) {
@@ -450,12 +451,12 @@ func TestCudaSynthCompileNVCC(t *testing.T) {
 		archs = append(archs, "sm_90")
 	}
 	progs := loadCudaSynth(t, corpusFS, cudaSynthRoot)
-	if testing.Short() {
+	if !longTier {
 		var some []cudaSynthProgram
-		for i := 0; i < len(progs); i += 5 {
+		for i := 0; i < len(progs); i += 10 {
 			some = append(some, progs[i])
 		}
-		t.Logf("-short: compiling %d of %d programs", len(some), len(progs))
+		t.Logf("compiling %d of %d programs, every tenth (all: -tags long)", len(some), len(progs))
 		progs = some
 	}
 	slots := make(chan struct{}, 2) // at most two nvcc processes at once

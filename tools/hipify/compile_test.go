@@ -28,6 +28,32 @@ type program struct {
 
 const amdOnlyMark = "// hipify-test: amd-only:"
 
+// compileSample is what the default tier compiles: a plain program, the
+// warp votes (compute_60 on NVIDIA), hipRAND and the amd-only mark. The
+// long tier (-tags long) compiles every program; TestTestdataTranslates
+// pins every translation's text in both tiers.
+var compileSample = map[string]bool{"01_vector_add": true, "04_warp_shuffle": true, "13_curand_monte_carlo": true, "17_driver_api": true}
+
+// compiledPrograms is loadPrograms, less the programs outside
+// compileSample in the default tier.
+func compiledPrograms(t *testing.T) []program {
+	t.Helper()
+	all := loadPrograms(t)
+	if longTier {
+		return all
+	}
+	var out []program
+	for _, p := range all {
+		if compileSample[p.name] {
+			out = append(out, p)
+		}
+	}
+	if len(out) != len(compileSample) {
+		t.Fatalf("compileSample names %d programs, testdata has %d of them", len(compileSample), len(out))
+	}
+	return out
+}
+
 func loadPrograms(t *testing.T) []program {
 	t.Helper()
 	paths, err := filepath.Glob("testdata/cuda/*.cu")
@@ -131,12 +157,13 @@ func skipWithoutHIPRAND(t *testing.T, p program) {
 	}
 }
 
-// TestCompileAMD compiles every translated program for AMD RDNA2 with
-// hipcc: HIP_PLATFORM=amd hipcc --offload-arch=gfx1030 -c x.hip -o x.o
+// TestCompileAMD compiles every translated program (compileSample in the
+// default tier) for AMD RDNA2 with hipcc:
+// HIP_PLATFORM=amd hipcc --offload-arch=gfx1030 -c x.hip -o x.o
 func TestCompileAMD(t *testing.T) {
 	t.Parallel()
 	requireTools(t, "hipcc")
-	for _, p := range loadPrograms(t) {
+	for _, p := range compiledPrograms(t) {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			skipWithoutHIPRAND(t, p)
@@ -151,8 +178,9 @@ func TestCompileAMD(t *testing.T) {
 	}
 }
 
-// TestCompileNVIDIA compiles every translated program as HIP on NVIDIA with
-// nvcc 11.8 and Debian's HIP headers, for sm_90:
+// TestCompileNVIDIA compiles every translated program (compileSample in
+// the default tier) as HIP on NVIDIA with nvcc 11.8 and Debian's HIP
+// headers, for sm_90:
 //
 //	nvcc -x cu -D__HIP_PLATFORM_NVIDIA__ -arch=sm_90 -c x.hip -o x.o
 //
@@ -163,7 +191,7 @@ func TestCompileAMD(t *testing.T) {
 func TestCompileNVIDIA(t *testing.T) {
 	t.Parallel()
 	requireTools(t, "nvcc")
-	for _, p := range loadPrograms(t) {
+	for _, p := range compiledPrograms(t) {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			skipWithoutHIPRAND(t, p)

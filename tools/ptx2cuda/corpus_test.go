@@ -293,11 +293,19 @@ func answersJSONL(t *testing.T, items []Item) []byte {
 }
 
 // TestCorpusPTX: the committed PTX is what nvcc makes of each variant
-// (with -regenerate: rewrites it). Needs nvcc; compiles one at a time.
+// (with -regenerate: rewrites it). Needs nvcc; compiles one at a time. The
+// default tier checks the first item of each set; TestCorpusPTXRest (-tags
+// long) the others; -regenerate rewrites every item here.
 func TestCorpusPTX(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: compiles every variant (about 80 s)")
+		t.Skip("-short: compiles corpus variants")
 	}
+	checkCorpusPTX(t, func(i int) bool { return i == 0 || *regenerateFlag })
+}
+
+// checkCorpusPTX checks the items of each corpus set whose index keep
+// accepts.
+func checkCorpusPTX(t *testing.T, keep func(i int) bool) {
 	needNVCC(t)
 	l := lane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -308,7 +316,10 @@ func TestCorpusPTX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, it := range items {
+		for i, it := range items {
+			if !keep(i) {
+				continue
+			}
 			ptx, err := l.PreparePTX(ctx, it)
 			if err != nil {
 				t.Errorf("%s: %v", it.ID, err)

@@ -10,14 +10,7 @@ import (
 
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/kit"
-	"github.com/kiln-dev/kiln/tools/kit/kittest"
 )
-
-// TestKit runs the lane kit conformance suite on the lane.
-func TestKit(t *testing.T) {
-	needNVCC(t)
-	kittest.Run(t, Kit(), testHost)
-}
 
 func TestExpr(t *testing.T) {
 	t.Parallel()
