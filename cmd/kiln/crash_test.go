@@ -30,6 +30,7 @@ import (
 // scratch dir, mount, cgroup or sandbox-uid process of any of the kiln
 // processes).
 func TestKillAndResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}
