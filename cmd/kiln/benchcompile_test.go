@@ -16,6 +16,7 @@ import (
 // are much faster than cold, and the JSON holds the command compared.
 func TestBenchCompile(t *testing.T) {
 	longOnly(t, "kiln bench compile, a measurement of nvcc with and without the compile cache")
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: compiles")
 	}

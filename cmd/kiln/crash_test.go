@@ -30,12 +30,13 @@ import (
 // scratch dir, mount, cgroup or sandbox-uid process of any of the kiln
 // processes).
 func TestKillAndResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	// 50 SIGKILLs over 75 corpus items in the long tier, 6 over 25 in the
 	// default tier, each 150 ms to 3 s after the start of a kiln process
-	// (the first one: after it created the campaign; start-up to the first
+	// (the first one: after its first verdict; start-up to the first
 	// verdict takes about 1.4 s on the loaded 2-core VM): during its
 	// start-up, its claims, its model calls, its sandbox runs and its
 	// verdict writes. When few tasks are left (fewer than
@@ -129,10 +130,11 @@ concurrency: 4
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		if !started {
-			// The first process's delay counts from the campaign's
-			// creation (its start-up outlasts every delay on a loaded
-			// host); the others are killed during their start-up too.
-			waitForCampaign(t, data, "crash", done, out)
+			// The first process's delay counts from its first stored
+			// verdict (its start-up outlasts every delay on a loaded
+			// host): at least one kill hits a process that stored
+			// verdicts. The others are killed during their start-up too.
+			waitForVerdict(t, data, "crash", done, out)
 			started = true
 		}
 		ms := minDelay + rng.IntN(spread)
@@ -162,6 +164,9 @@ concurrency: 4
 		}
 	}
 	killPhase := time.Since(begin)
+	if productive == 0 {
+		t.Errorf("no kill hit a process that had stored verdicts (%d kills)", killed)
+	}
 	// Run to completion.
 	cmd := child("resume", "--data", data, "--log-level", "error", "crash")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -382,19 +387,38 @@ func checkNoStaleSandbox(t *testing.T, data string, pids []int) int {
 	return stale
 }
 
-// waitForCampaign waits until the kiln process whose Wait ends in done
-// has created the campaign name in data; it fails if the process ends
+// waitForVerdict waits until the kiln process whose Wait ends in done has
+// stored a verdict of campaign name in data; it fails if the process ends
 // first or after three minutes.
-func waitForCampaign(t *testing.T, data, name string, done chan error, out *strings.Builder) {
+func waitForVerdict(t *testing.T, data, name string, done chan error, out *strings.Builder) {
 	t.Helper()
-	for deadline := time.Now().Add(3 * time.Minute); !campaignExists(t, data, name); {
+	ctx := context.Background()
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		if campaignExists(t, data, name) {
+			st, err := runs.Open(ctx, data, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := st.Campaign(ctx, name)
+			var n runs.Counts
+			if err == nil {
+				n, err = st.Counts(ctx, c.ID, -1)
+			}
+			st.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Done > 0 {
+				return
+			}
+		}
 		select {
 		case err := <-done:
-			t.Fatalf("kiln ended (%v) before it created campaign %s:\n%s", err, name, out)
+			t.Fatalf("kiln ended (%v) before it stored a verdict of %s:\n%s", err, name, out)
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no campaign %s after 3 minutes", name)
+			t.Fatalf("no verdict of %s after 3 minutes", name)
 		}
 	}
 }

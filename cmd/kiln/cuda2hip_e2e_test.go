@@ -35,6 +35,7 @@ import (
 // The pending runs keep what a GPU host needs; `kiln rescore --pending`
 // says here that there is no GPU and changes nothing.
 func TestCUDA2HIPCampaign(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: builds CUDA and HIP programs")
 	}

@@ -45,6 +45,7 @@ func chromiumPath(t *testing.T) string {
 // stay free of errors (script errors, CSP refusals, failed loads).
 func TestDashboardBrowser(t *testing.T) {
 	longOnly(t, "the dashboard in headless Chromium (runs/web and runs/api test its pages and event stream over HTTP)")
+	t.Parallel()
 	chrome := chromiumPath(t)
 	dir := t.TempDir()
 	good := corpusItem(t, "int_001_gcd_unsigned")

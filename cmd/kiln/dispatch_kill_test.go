@@ -73,6 +73,7 @@ func init() {
 // and one new verdict revision, that passes; none is lost.
 func TestDispatchKillWorkers(t *testing.T) {
 	longOnly(t, "worker processes SIGKILLed while completing a dispatched campaign (TestDispatchPendingToWorker dispatches one, TestDispatchRetry completes one, in the default tier)")
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	// Four programs, three samples each: twelve verdicts, most pending.

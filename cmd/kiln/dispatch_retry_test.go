@@ -101,6 +101,7 @@ func TestCompleteJobID(t *testing.T) {
 // try makes no revision; a result for a verdict that no longer exists is
 // dead-lettered. A restarted dispatcher neither resets nor repeats tries.
 func TestDispatchRetry(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

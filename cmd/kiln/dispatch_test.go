@@ -37,6 +37,7 @@ import (
 // worker. (A completion that passes needs a GPU host: see
 // runs/jobs/QUEUE_BENCH.md.)
 func TestDispatchPendingToWorker(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: compiles CUDA programs and waits out redeliveries")
 	}

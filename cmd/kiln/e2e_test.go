@@ -17,6 +17,7 @@ import (
 )
 
 func TestEndToEndOpenAI(t *testing.T) {
+	t.Parallel()
 	// Not parallel: each kiln run in this process makes its own sandbox runner.
 	bs := []behaviour{
 		{id: "int_001_gcd_unsigned", turns: []string{"right"}, pass: true},
@@ -90,6 +91,7 @@ func TestEndToEndOpenAI(t *testing.T) {
 }
 
 func TestEndToEndOllama(t *testing.T) {
+	t.Parallel()
 	// Not parallel: each kiln run in this process makes its own sandbox runner.
 	bs := []behaviour{
 		{id: "int_011_avg3_no_overflow", turns: []string{"right"}, pass: true},
@@ -148,6 +150,7 @@ func TestEndToEndOllama(t *testing.T) {
 // TestUnreachableEndpoint: every call fails to connect; the campaign stops
 // as failed after a bounded number of attempts, with every task still queued.
 func TestUnreachableEndpoint(t *testing.T) {
+	t.Parallel()
 	// Not parallel: each kiln run in this process makes its own sandbox runner.
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
@@ -188,6 +191,7 @@ func TestUnreachableEndpoint(t *testing.T) {
 // TestBadSpec: kiln run names file, line and field of every problem, exits
 // 2, and records nothing.
 func TestBadSpec(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "bad.yaml")
 	body := "name: bad\nlane: c2x86\nsampling: {temprature: 0.2}\nmodels:\n  - {name: m, kind: openai, model: x, concurrency: 0}\n"

@@ -19,6 +19,7 @@ import (
 // benchmark folder that leaks one task's input and another's answer, and
 // exports it in every format.
 func TestExportDataset(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: runs a campaign")
 	}

@@ -34,6 +34,7 @@ import (
 var updateGolden = flag.Bool("update", false, "rewrite the golden files of TestGolden")
 
 func TestGoldenC2X86(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: runs a refinement campaign")
 	}
@@ -51,6 +52,7 @@ func TestGoldenC2X86(t *testing.T) {
 }
 
 func TestGoldenCUDASynth(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: compiles CUDA programs")
 	}

@@ -29,6 +29,7 @@ import (
 // Then the lane's verbs: kiln verify ptx2cuda (pending: exit 3), kiln ptx
 // roll and unroll, and kiln rescore --pending (needs a GPU).
 func TestPTX2CUDACampaign(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: compiles a dozen kernels")
 	}

@@ -56,6 +56,7 @@ const ptxSynthMeta = `{
 // in the store, its prompt shows the Rolled-PTX, and the solver's right
 // answer to it compiles (run and compare pending: no GPU).
 func TestRefinePTX2CUDA(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: compiles kernels")
 	}

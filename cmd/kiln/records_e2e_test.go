@@ -45,6 +45,7 @@ import (
 //     (compile.signature), one that defines the program's __constant__
 //     again fails at check (compile.redefines_program).
 func TestRecordsIntoTranslationLanes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: builds CUDA and HIP programs")
 	}

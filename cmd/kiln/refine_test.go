@@ -539,6 +539,7 @@ func checkReport(t *testing.T, ctx context.Context, data, name string) reportJSO
 // TestRefineCampaign runs a two-round refinement campaign in-process and
 // checks the choices, the prompts, the mix, the drops and the report.
 func TestRefineCampaign(t *testing.T) {
+	t.Parallel()
 	// Not parallel: each kiln run in this process makes its own sandbox runner.
 	f := newRefineFixture(t, "refine-e2e", "", 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -665,6 +666,7 @@ func TestRefineCampaign(t *testing.T) {
 // every task has exactly one verdict, and the outcome is the one an
 // uninterrupted run gives.
 func TestRefineKillAndResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -826,6 +828,7 @@ func cudaSynthBlock(i int, statement, ref string) string {
 // accepted task runs in round 1 and passes. Every verdict carries labels
 // and the report and the export show them.
 func TestRefineCUDASynth(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"nvcc", "cuobjdump", "hipcc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("no %s", tool)

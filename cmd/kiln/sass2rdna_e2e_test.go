@@ -26,6 +26,7 @@ import (
 // the others fail with their classes and fine labels; completing the
 // pending runs here is an error that changes nothing.
 func TestSASS2RDNACampaign(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: builds 10 programs with hipcc")
 	}

@@ -41,6 +41,7 @@ func (s *syncBuffer) String() string {
 // runs to the end while its events stream, a second one is cancelled, and a
 // soft stop ends the daemon.
 func TestServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	it := corpusItem(t, "int_001_gcd_unsigned")
 	slow := corpusItem(t, "int_002_lcm_checked")
@@ -138,6 +139,7 @@ func TestServe(t *testing.T) {
 // TestServeRefusesPublicAddressWithoutToken: the API binds loopback unless
 // a token is configured.
 func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
+	t.Parallel()
 	code, _, errs := runKiln(t, context.Background(), "serve", "--data", t.TempDir(), "--addr", "0.0.0.0:0")
 	if code != 2 || !strings.Contains(strings.ToLower(errs), "token") {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -151,6 +153,7 @@ func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
 // timeout (5 s by default) while a normal client is served. After a soft
 // stop the daemon's sandbox runner has left no scratch directory behind.
 func TestServePublicBindGuards(t *testing.T) {
+	t.Parallel()
 	const token = "serve-test-token-0123456789"
 	l, err := net.Listen("tcp", "0.0.0.0:0")
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // for bad input; a campaign over builtin problems answered by the script
 // model stores pending verdicts that keep the candidate for a GPU host.
 func TestTorch2CUDAOnCPUHost(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("no python3")
 	}

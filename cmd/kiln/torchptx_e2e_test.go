@@ -34,6 +34,7 @@ import (
 //     a kernel of other parameter types fails at compile; rescore
 //     --pending here leaves them pending with an error naming torch.
 func TestTorchRecordsIntoPTX(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: builds CUDA")
 	}

@@ -19,6 +19,7 @@ import (
 // return at once with garbage must fail (exit 1) as wrong output or a crash,
 // and text that is not assembly must fail as an assemble error.
 func TestVerifyCorpus(t *testing.T) {
+	t.Parallel()
 	items, err := c2x86.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
@@ -37,16 +38,15 @@ func TestVerifyCorpus(t *testing.T) {
 		items = few
 	}
 	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
+	// Each item has its own folder and data folder (its verifies run one
+	// after another; the items in parallel).
 	verify := func(t *testing.T, it prompts.CorpusItem, asm string) (int, verdictOut) {
 		t.Helper()
 		d := filepath.Join(dir, it.ID)
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		data := filepath.Join(d, "data")
+		if err := os.MkdirAll(data, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		fn, drv, cand := filepath.Join(d, "function.c"), filepath.Join(d, "driver.c"), filepath.Join(d, "cand.s")
@@ -71,21 +71,24 @@ func TestVerifyCorpus(t *testing.T) {
 		}
 		return code, v
 	}
-	// One kiln verify per call, so one sandbox runner at a time: the items
-	// run one after another; each verify's stages run in the sandbox.
-	for _, it := range items {
-		t.Run(it.ID, func(t *testing.T) {
-			for _, opt := range []string{"-O0", "-O2"} {
-				if code, v := verify(t, it, gccAsm(t, it, opt)); code != 0 || !v.Pass {
-					t.Errorf("gcc %s assembly: exit %d, verdict %+v", opt, code, v)
+	// One kiln verify per call, each with its own sandbox runner; the
+	// items run as parallel subtests (-test.parallel at a time).
+	t.Run("items", func(t *testing.T) {
+		for _, it := range items {
+			t.Run(it.ID, func(t *testing.T) {
+				t.Parallel()
+				for _, opt := range []string{"-O0", "-O2"} {
+					if code, v := verify(t, it, gccAsm(t, it, opt)); code != 0 || !v.Pass {
+						t.Errorf("gcc %s assembly: exit %d, verdict %+v", opt, code, v)
+					}
 				}
-			}
-			code, v := verify(t, it, mutate(t, gccAsm(t, it, "-O0"), it.Function))
-			if code != 1 || v.Pass || (v.Class != "wrong_output" && v.Class != "crash") {
-				t.Errorf("mutated assembly: exit %d, verdict %+v", code, v)
-			}
-		})
-	}
+				code, v := verify(t, it, mutate(t, gccAsm(t, it, "-O0"), it.Function))
+				if code != 1 || v.Pass || (v.Class != "wrong_output" && v.Class != "crash") {
+					t.Errorf("mutated assembly: exit %d, verdict %+v", code, v)
+				}
+			})
+		}
+	})
 	it := items[0]
 	if code, v := verify(t, it, it.Function+":\n\tnot an instruction\n"); code != 1 || v.Class != "assemble_error" {
 		t.Errorf("garbage: exit %d, verdict %+v", code, v)

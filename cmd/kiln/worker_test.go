@@ -147,6 +147,7 @@ func (d *workerDaemon) waitJobs(t *testing.T, n int, within time.Duration) []run
 // none lost.
 func TestWorkerKillRestart(t *testing.T) {
 	longOnly(t, "8 s of SIGKILLs of worker processes (TestWorkerPoisonJob and TestDispatchPendingToWorker run workers in the default tier; runs/jobs redelivers a dead worker's job)")
+	t.Parallel()
 	d := startWorkerDaemon(t, jobs.QueueConfig{AckWait: time.Second, MaxDeliver: 50})
 	ctx := context.Background()
 	const n, ms = 60, 400
@@ -188,6 +189,7 @@ func TestWorkerKillRestart(t *testing.T) {
 // the dead-letter subject after MaxDeliver deliveries and is recorded as
 // dead with its reason; the other jobs are done.
 func TestWorkerPoisonJob(t *testing.T) {
+	t.Parallel()
 	d := startWorkerDaemon(t, jobs.QueueConfig{AckWait: time.Second, MaxDeliver: 3})
 	ctx := context.Background()
 	for _, j := range []jobs.Job{
