@@ -34,7 +34,7 @@ func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	// 50 SIGKILLs over 75 corpus items in the long tier, 6 over 25 in the
+	// 50 SIGKILLs over 75 corpus items in the long tier, 6 over 15 in the
 	// default tier, each 150 ms to 3 s after the start of a kiln process
 	// (the first one: after its first verdict; start-up to the first
 	// verdict takes about 1.4 s on the loaded 2-core VM): during its
@@ -48,8 +48,8 @@ func TestKillAndResume(t *testing.T) {
 	)
 	var (
 		kills   = tierPick(6, 50)
-		items   = tierPick(25, 75)
-		endgame = tierPick(40, 60)
+		items   = tierPick(15, 75)
+		endgame = tierPick(25, 60)
 		tasks   = 3 * items
 	)
 	corpus, err := c2x86.LoadBuiltinCorpus()

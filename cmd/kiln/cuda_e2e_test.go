@@ -17,31 +17,20 @@ import (
 )
 
 // TestCUDASynthCampaign runs a cuda-synth campaign over the whole CUDA
-// corpus (two programs in the default tier) with the script model replaying each program, on this CPU host, and
+// corpus with the script model replaying each program, on this CPU host, and
 // checks the aligned records' content: PTX entries, the same kernels in the
 // SASS of both architectures and in the gfx1100 RDNA3 text, host assembly
 // with main, a HIP translation; the GPU run stage is skipped (pending), not
 // failed. Programs the translator must refuse fail as such.
 func TestCUDASynthCampaign(t *testing.T) {
+	longOnly(t, "the whole CUDA corpus through every CPU stage (in the default tier TestGoldenCUDASynth, TestRecordsIntoTranslationLanes and TestDispatchPendingToWorker run cuda-synth campaigns, and tools/cudasynth checks each stage's record)")
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("-short: compiles CUDA programs")
+		t.Skip("-short: compiles 50 programs")
 	}
-	all, err := cudasynth.LoadBuiltinCorpus()
+	items, err := cudasynth.LoadBuiltinCorpus()
 	if err != nil {
 		t.Fatal(err)
-	}
-	// The long tier compiles the whole corpus; the default tier two
-	// programs of one category (the draw of seed 3), one of them
-	// untranslatable.
-	tasks, items := "{corpus: builtin}", all
-	if !longTier {
-		tasks, items = "{corpus: builtin, categories: [cryptography_security], limit: 2, seed: 3}", nil
-		for _, it := range all {
-			if it.ID == "crypto_01_sha256_batch" || it.ID == "crypto_03_mining_ptx_rotate" {
-				items = append(items, it)
-			}
-		}
 	}
 	answers, err := filepath.Abs("../../tools/cudasynth/corpus/answers.jsonl")
 	if err != nil {
@@ -51,12 +40,12 @@ func TestCUDASynthCampaign(t *testing.T) {
 	specPath := filepath.Join(dir, "cuda.yaml")
 	spec := fmt.Sprintf(`name: cuda-e2e
 lane: cuda-synth
-tasks: %s
+tasks: {corpus: builtin}
 models:
   - {name: replay, kind: script, script: %s}
 concurrency: 2
 agent: {repair_turns: 0, max_tool_calls: 0}
-`, tasks, answers)
+`, answers)
 	if err := os.WriteFile(specPath, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +93,7 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 	for _, r := range res {
 		it, ok := byID[r.Task.Meta["item"]]
 		if !ok {
-			t.Errorf("task %s: not a program of the selection", r.Task.Key)
+			t.Errorf("task %s: not a corpus program", r.Task.Key)
 			continue
 		}
 		if !it.ExpectTranslate {
@@ -170,7 +159,7 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 		}
 	}
 	if refused == 0 || pass == 0 {
-		t.Errorf("%d programs passed, %d untranslatable: the selection must hold both", pass, refused)
+		t.Errorf("%d programs passed, %d untranslatable: the corpus holds both", pass, refused)
 	}
 	t.Logf("%d of %d corpus programs went through every CPU stage", pass, len(items))
 	// Completing the pending runs needs a GPU: here it is an error that says

@@ -23,18 +23,13 @@ import (
 // pass@k is 0 for both and the stage rates tell them apart;
 // tools/cuda2hip/EVAL_RESULTS.md has the same evaluation completed on a GPU.
 func TestEvalHipifyBaseline(t *testing.T) {
+	longOnly(t, "an evaluation on the cuda2hip bench set (TestEval runs kiln eval, TestCUDA2HIPCampaign the hipify baseline, in the default tier)")
 	if testing.Short() {
 		t.Skip("-short: compiles CUDA and HIP programs")
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	// The long tier evaluates three categories of the bench set (12
-	// programs), the default tier two programs (the draw of seed 2: a
-	// port and a program the ports model refuses).
-	ids := tierPick([]string{"math_03_blelloch_scan"},
-		[]string{"math_03_blelloch_scan", "ml_01_int8_gemm_requant", "graph_04_floyd_warshall_blocked"})
-	tasks := tierPick("{corpus: bench, categories: [math], limit: 2, seed: 2}",
-		"{corpus: bench, categories: [math, machine_learning, graph]}")
+	ids := []string{"math_03_blelloch_scan", "ml_01_int8_gemm_requant", "graph_04_floyd_warshall_blocked"}
 	var rules []string
 	for _, id := range ids {
 		hip, err := fs.ReadFile(cassbench.FS, path.Join("programs", id, "reference.hip"))
@@ -52,7 +47,7 @@ func TestEvalHipifyBaseline(t *testing.T) {
 	specPath := filepath.Join(dir, "cass-src.yaml")
 	spec := `name: cass-src
 lane: cuda2hip
-tasks: ` + tasks + `
+tasks: {corpus: bench, categories: [math, machine_learning, graph]}
 models:
   - {name: hipify, kind: hipify}
   - {name: ports, kind: script, script: ports.jsonl}
