@@ -81,7 +81,7 @@ import (
 const LaneName = "c2x86"
 
 // cacheVersion changes when the reference pipeline changes meaning.
-const cacheVersion = "c2x86-ref-v1"
+const cacheVersion = "c2x86-ref-v2" // v2: the register-poisoning shim in driver.o
 
 // File names inside a box.
 const (
@@ -105,6 +105,10 @@ type Config struct {
 	// sandbox's PATH unless absolute). Defaults "gcc" and "as".
 	GCC string
 	AS  string
+	// LD and Objcopy put the register-poisoning shim into driver.o (see
+	// poison.go). Defaults "ld" and "objcopy".
+	LD      string
+	Objcopy string
 	// ReferenceFlags compile function.c into the reference assembly.
 	// Default -O0 -fno-jump-tables.
 	ReferenceFlags []string
@@ -153,6 +157,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AS == "" {
 		c.AS = "as"
+	}
+	if c.LD == "" {
+		c.LD = "ld"
+	}
+	if c.Objcopy == "" {
+		c.Objcopy = "objcopy"
 	}
 	if c.ReferenceFlags == nil {
 		c.ReferenceFlags = []string{"-O0", "-fno-jump-tables"}
@@ -625,6 +635,9 @@ type Reference struct {
 	ExitCode int    `json:"exit_code"`
 	// Toolchain names the gcc and as versions.
 	Toolchain string `json:"toolchain"`
+	// Poison says how the driver's call poisons undefined registers and
+	// stack (see poison.go), or why it does not.
+	Poison string `json:"poison"`
 }
 
 // Reference returns item's reference, computing it at most once per cache
@@ -761,11 +774,20 @@ func (l *Lane) computeReference(ctx context.Context, item tools.Item, key, tc st
 	if err != nil {
 		return nil, fmt.Errorf("c2x86 reference: %w", err)
 	}
+	poison := paramClasses(item.Files["function.c"], item.Meta["function"])
+	if item.Meta["function"] == "" {
+		poison = Poison{Off: "no function name in the item"}
+	}
+	if poison.Off == "" {
+		if err := l.addPoisonShim(ctx, box, item.Meta["function"], poison); err != nil {
+			return nil, err
+		}
+	}
 	drv, err := box.ReadFile(driverObj, 64<<20)
 	if err != nil {
 		return nil, fmt.Errorf("c2x86 reference: %w", err)
 	}
-	ref := &Reference{Key: key, Asm: string(asm), DriverObject: drv, Toolchain: tc}
+	ref := &Reference{Key: key, Asm: string(asm), DriverObject: drv, Toolchain: tc, Poison: poison.String()}
 	// Build the reference assembly exactly as a candidate, then run it
 	// twice to catch drivers whose output is not deterministic.
 	v := newVerdict()
