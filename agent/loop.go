@@ -192,7 +192,10 @@ func (l *Loop) Run(ctx context.Context, system, user string, item tools.Item) (*
 			continue
 		}
 
-		// A final reply.
+		// A final reply; one cut at the token limit is not an answer.
+		if run.lastFinish == FinishLength {
+			return a, run.cutOff()
+		}
 		if done, err := run.final(ctx, item, msg.Content); done {
 			return a, err
 		}
@@ -231,6 +234,8 @@ type attemptRun struct {
 	names    []string
 	specs    []ToolSpec
 	a        *Attempt
+	// lastFinish is the finish reason of the last reply.
+	lastFinish string
 }
 
 // newAttemptRun indexes the tools ts offered to one attempt by name, with
@@ -288,6 +293,7 @@ func (r *attemptRun) ask(ctx context.Context, withTools bool) (msg Message, ok b
 	if l.Metrics != nil {
 		l.Metrics.ModelCall(resp.Model, resp.Endpoint, u)
 	}
+	r.lastFinish = resp.FinishReason
 	msg = resp.Message
 	msg.Role = RoleAssistant
 	msg.ToolCalls = append([]ToolCall(nil), msg.ToolCalls...) // IDs are filled in by toolCalls
@@ -349,6 +355,31 @@ func (r *attemptRun) final(ctx context.Context, item tools.Item, content string)
 	a.RepairTurns++
 	a.Messages = append(a.Messages, Message{Role: RoleUser, Content: l.repair(v)})
 	return false, nil
+}
+
+// FinishLength is the finish reason of a reply cut at the token limit
+// (OpenAI's finish_reason and Ollama's done_reason).
+const FinishLength = "length"
+
+// cutOff ends the attempt on a final reply cut at the token limit: its
+// text is not an answer (a cut answer would be judged as if the model had
+// meant it), so nothing is extracted or verified; the verdict is
+// no_answer at stage "model", saying so. It returns nil (not an error:
+// the call itself succeeded).
+func (r *attemptRun) cutOff() error {
+	l, a := r.loop, r.a
+	diag := fmt.Sprintf("the reply was cut at the token limit (finish reason %q after %d completion tokens in all): "+
+		"not judged as an answer; raise sampling.max_tokens (Ollama: num_predict)", FinishLength, a.Usage.CompletionTokens)
+	if l.Sampling.MaxTokens > 0 {
+		diag = fmt.Sprintf("the reply was cut at the token limit (finish reason %q, max_tokens %d): "+
+			"not judged as an answer; raise sampling.max_tokens", FinishLength, l.Sampling.MaxTokens)
+	}
+	a.Answer, a.Extracted = "", false
+	a.Verdict = tools.Verdict{Class: tools.ClassNoAnswer, Stage: "model",
+		Stages: []tools.Stage{{Name: "model", Detail: "truncated: " + FinishLength}}, Diagnostic: diag}
+	a.Checks = append(a.Checks, Check{Turn: a.Turns, Verdict: a.Verdict})
+	r.log.Warn("reply cut at the token limit", "turn", a.Turns, "completion_tokens", a.Usage.CompletionTokens)
+	return nil
 }
 
 // noAnswer records a no_answer verdict for a final reply the lane found no

@@ -603,3 +603,43 @@ func TestLoopConcurrentAttempts(t *testing.T) {
 		}
 	})
 }
+
+// TestLoopCutOffReplyIsNotAnswer: a reply cut at the token limit
+// (finish reason "length") is not extracted or verified, even when it
+// holds a complete code block: no_answer at stage model, saying so.
+func TestLoopCutOffReplyIsNotAnswer(t *testing.T) {
+	t.Parallel()
+	lane := codeBlockLane()
+	verified := 0
+	inner := lane.verify
+	lane.verify = func(ctx context.Context, item tools.Item, a string) (tools.Verdict, error) {
+		verified++
+		return inner(ctx, item, a)
+	}
+	m := &fakeModel{chat: func(ctx context.Context, req agent.Request, n int) (*agent.Response, error) {
+		r := reply("```\nRIGHT\n```\nand then the model went on and on and")
+		r.FinishReason = agent.FinishLength
+		r.Usage.CompletionTokens = 16
+		return r, nil
+	}}
+	l := &agent.Loop{Model: m, Lane: lane, RepairTurns: 2, Sampling: agent.Sampling{MaxTokens: 16}}
+	a, err := l.Run(context.Background(), "sys", "user", tools.Item{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if verified != 0 || a.Extracted || a.Verdict.Class != tools.ClassNoAnswer || a.Verdict.Stage != "model" ||
+		!strings.Contains(a.Verdict.Diagnostic, "max_tokens 16") {
+		t.Errorf("verified %d, extracted %v, verdict %+v", verified, a.Extracted, a.Verdict)
+	}
+	if m.calls.Load() != 1 || a.RepairTurns != 0 {
+		t.Errorf("%d calls, %d repair turns: a cut reply ends the attempt", m.calls.Load(), a.RepairTurns)
+	}
+	// The same reply finished normally is judged.
+	m2 := &fakeModel{chat: func(ctx context.Context, req agent.Request, n int) (*agent.Response, error) {
+		return reply("```\nRIGHT\n```\n"), nil
+	}}
+	l.Model = m2
+	if a, err := l.Run(context.Background(), "sys", "user", tools.Item{}); err != nil || !a.Extracted || verified != 1 {
+		t.Errorf("a finished reply: err %v, extracted %v, verified %d", err, a.Extracted, verified)
+	}
+}
