@@ -5,6 +5,7 @@
 #   ./setup.sh test       the default tier: every behaviour end to end once
 #   ./setup.sh test long  the long tier: kill loops, corpus-wide matrices,
 #                         cluster node kills, browser, benchmarks-as-tests
+#   ./setup.sh ollama     rebuild the Ollama test server (install builds it once)
 # CI runs all three (.ci/run); README.md "Tests" has the figures.
 #
 # Needs root (or sudo) for apt-get. Safe to run again.
@@ -44,7 +45,9 @@ install() {
 		nvidia-cuda-toolkit hipcc libamdhip64-dev rocm-device-libs llvm-15 lld-15 libhiprand-dev librocrand-dev
 		bubblewrap python3-torch libtorch-dev pybind11-dev ninja-build chromium)
 	# clang-15: the c2x86 peer suite checks that clang's -S output passes the lane.
-	pkgs+=(clang-15)
+	# nlohmann-json3-dev, libstb-dev: headers the ollama module's zip leaves out
+	# (the test server, see build_ollama).
+	pkgs+=(clang-15 nlohmann-json3-dev libstb-dev)
 	local missing=()
 	for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 	if ! command -v go >/dev/null 2>&1; then missing+=(golang-go); fi
@@ -62,6 +65,27 @@ install() {
 	go build -o bin/kiln ./cmd/kiln
 	echo "setup: built $(pwd)/bin/kiln"
 	./bin/kiln doctor || true
+	build_ollama
+}
+
+# build_ollama builds the Ollama server the interop tests run
+# (agent/ollama/ollamatest), from the ollama module version go.mod pins,
+# once per machine: into $HOME/.cache/kiln/ollama/VERSION/ollama. The module
+# zip lacks llama.cpp's vendored headers: nlohmann json and stb come from
+# Debian, miniaudio (audio input only) from a stand-in header of ours.
+build_ollama() {
+	local v dir
+	v=$(go list -m -f '{{.Version}}' github.com/ollama/ollama)
+	dir="$HOME/.cache/kiln/ollama/$v"
+	if [ -x "$dir/ollama" ] && [ "${1:-}" != force ]; then
+		echo "setup: ollama $v server at $dir/ollama"
+		return 0
+	fi
+	echo "setup: building the ollama $v server for the interop tests (about 10 minutes on 2 cores, once)"
+	mkdir -p "$dir"
+	CGO_ENABLED=1 CGO_CPPFLAGS="-I$(pwd)/agent/ollama/ollamatest/include -I/usr/include/stb" GOBIN="$dir" GOFLAGS=-mod=mod \
+		go install -ldflags "-X github.com/ollama/ollama/version.Version=${v#v}" "github.com/ollama/ollama@$v"
+	echo "setup: built $dir/ollama"
 }
 
 # long_packages lists the packages whose files the long build tag changes
@@ -105,6 +129,7 @@ run_tests() {
 
 case "${1:-install}" in
 install) install ;;
+ollama) build_ollama force ;;
 test) run_tests "${2:-}" ;;
-*) echo "usage: $0 [install|test [long]]" >&2; exit 2 ;;
+*) echo "usage: $0 [install|test [long]|ollama]" >&2; exit 2 ;;
 esac

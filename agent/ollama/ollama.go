@@ -2,9 +2,9 @@
 // streaming) to agent.Model, using the client and types of
 // github.com/ollama/ollama/api.
 //
-// Every request sets options.num_ctx (Ollama's default context is small and
-// silently truncates long prompts), streams, and sends think and keep_alive
-// when configured.
+// Every request sets options.num_ctx (Ollama's default context is small)
+// and truncate false (a prompt longer than num_ctx is an error, never cut
+// in silence), streams, and sends think and keep_alive when configured.
 //
 // Usage: prompt_eval_count and eval_count are the server's prompt and
 // completion counts (CountServer). Ollama's eval_count includes thinking
@@ -284,8 +284,10 @@ func (c *Client) chatRequest(req agent.Request) (*api.ChatRequest, error) {
 	if s.MaxTokens > 0 {
 		opts["num_predict"] = s.MaxTokens
 	}
+	noTruncate := false
 	creq := &api.ChatRequest{
 		Model:     c.model,
+		Truncate:  &noTruncate, // an error, not a prompt silently cut to num_ctx
 		Messages:  make([]api.Message, 0, len(req.Messages)),
 		Stream:    &stream,
 		KeepAlive: c.keepAlive,
@@ -372,6 +374,11 @@ func (c *Client) statusError(status int, h http.Header, msg string) error {
 	}
 	err := errors.New(msg)
 	switch {
+	case strings.Contains(msg, "exceeds the context length"):
+		// Sent with truncate false: the prompt does not fit num_ctx.
+		return c.fail(agent.KindBadRequest, status, 0,
+			fmt.Errorf("the prompt does not fit the context of %d tokens (num_ctx) on %s: raise the model's num_ctx or shorten the prompt (%s)",
+				c.numCtx, c.name, msg))
 	case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500:
 		return c.fail(agent.KindRetryable, status, agent.RetryAfter(h, time.Now()), err)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
