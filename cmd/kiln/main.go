@@ -3,6 +3,7 @@
 // answer by compiling and running it in a sandbox, and keeps everything in a
 // crash-safe store.
 //
+//	kiln demo                 a real campaign with no model server (a replay of recorded answers)
 //	kiln run SPEC             run a campaign in the foreground
 //	kiln resume RUN           continue a stopped or crashed campaign
 //	kiln serve                HTTP API: submit, list, show, cancel, stream progress
@@ -25,6 +26,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -102,6 +104,7 @@ type env struct {
 const usage = `usage: kiln <verb> [flags] [args]
 
 verbs:
+  demo                a real campaign in a minute, no model server: report, chart, dataset (--data DIR)
   run SPEC            run a campaign in the foreground
   resume RUN          continue a stopped or crashed campaign
   serve               HTTP API (loopback by default; a token is required elsewhere)
@@ -143,6 +146,7 @@ func run(ctx context.Context, args []string, e env) int {
 		return exitBadInput
 	}
 	verbs := map[string]func(context.Context, []string, env) error{
+		"demo":      cmdDemo,
 		"run":       cmdRun,
 		"resume":    cmdResume,
 		"serve":     cmdServe,
@@ -182,6 +186,8 @@ func run(ctx context.Context, args []string, e env) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK // -h: the flags were printed; nothing failed
 	case errors.As(err, &ve):
 		return exitFail
 	case errors.As(err, &vp):
