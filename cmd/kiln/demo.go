@@ -7,9 +7,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/kiln-dev/kiln/runs"
 )
@@ -161,7 +164,7 @@ func cmdDemo(ctx context.Context, args []string, e env) error {
 	if err := cmdRun(ctx, append(pass, specPath), e); err != nil {
 		return fmt.Errorf("demo campaign: %w", err)
 	}
-	id, err := demoCampaign(ctx, dir)
+	id, err := demoCampaign(ctx, dir, e.stdout)
 	if err != nil {
 		return err
 	}
@@ -244,8 +247,9 @@ func demoFolder(dir string) (rerun bool, err error) {
 	return true, nil
 }
 
-// demoCampaign is the id of the newest campaign named demo in dir.
-func demoCampaign(ctx context.Context, dir string) (string, error) {
+// demoCampaign is the id of the newest campaign named demo in dir; it
+// prints a line per task of it: the verdict, repair turns and tool calls.
+func demoCampaign(ctx context.Context, dir string, w io.Writer) (string, error) {
 	st, err := runs.Open(ctx, dir, nil)
 	if err != nil {
 		return "", fmt.Errorf("demo: %w", err)
@@ -255,5 +259,22 @@ func demoCampaign(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("demo: %w", err)
 	}
-	return camp.ID, nil
+	if camp.State != runs.CampaignDone {
+		return "", fmt.Errorf("demo campaign %s is %s, not done (kiln resume --data %s %s finishes it)", camp.ID, camp.State, dir, camp.ID)
+	}
+	res, err := st.Results(ctx, camp.ID, -1)
+	if err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	sort.Slice(res, func(i, j int) bool { return res[i].Task.Key < res[j].Task.Key })
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nTASK\tVERDICT\tREPAIR TURNS\tTOOL CALLS")
+	for _, r := range res {
+		verdict := "pass"
+		if !r.Verdict.Pass {
+			verdict = "fail: " + string(r.Verdict.Class)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.Task.Meta["item"], verdict, r.Attempt.RepairTurns, r.Attempt.ToolCalls)
+	}
+	return camp.ID, tw.Flush()
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,6 +44,11 @@ func TestDemo(t *testing.T) {
 	if !regexp.MustCompile(`\(all\)\s+6\s+4\s+2\s+0\s+0\s+66\.7%`).MatchString(out) {
 		t.Errorf("report has no (all) row of 6 tasks, 4 pass, 2 fail:\n%s", out)
 	}
+	for _, row := range []string{`bit_007_parity +pass +0 +1`, `int_026_abs_diff_u +pass +1 +0`, `int_013_digital_root +fail: wrong_output +1 +0`} {
+		if !regexp.MustCompile(`(?m)^` + row + `$`).MatchString(out) {
+			t.Errorf("no task line %q:\n%s", row, out)
+		}
+	}
 	id := demoDashboardID(t, out, data)
 	checkDemoStore(t, ctx, data, id)
 	checkDemoDataset(t, data)
@@ -49,12 +57,12 @@ func TestDemo(t *testing.T) {
 		t.Errorf("report.svg: %v\n%.300s", err, svg)
 	}
 
-	// Again in the same folder: a fresh campaign beside the first.
-	code, out2, errs := runKiln(t, ctx, "demo", "--data", data)
-	if code != 0 || !strings.Contains(out2, "holds an earlier demo") || !strings.Contains(out2, "4 pass, 2 fail") {
-		t.Fatalf("rerun: exit %d\n%s\n%s", code, out2, errs)
+	// Again in the same folder, with --serve: a fresh campaign beside the
+	// first, then the dashboard on it until a soft stop.
+	out2, id2 := serveDemo(ctx, t, data)
+	if !strings.Contains(out2, "holds an earlier demo") || !strings.Contains(out2, "4 pass, 2 fail") {
+		t.Errorf("rerun:\n%s", out2)
 	}
-	id2 := demoDashboardID(t, out2, data)
 	st, err := runs.Open(ctx, data, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +85,51 @@ func TestDemo(t *testing.T) {
 	ents, _ := os.ReadDir(other)
 	if code != exitBadInput || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "holds no earlier demo") || len(ents) != 1 {
 		t.Errorf("demo in a foreign folder: exit %d, %d entries after, stderr:\n%s", code, len(ents), errs)
+	}
+}
+
+// serveDemo runs kiln demo --serve on data, fetches the campaign page the
+// dashboard line names, stops the server softly and returns the output and
+// the campaign id.
+func serveDemo(ctx context.Context, t *testing.T, data string) (string, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	out, soft, done := &syncBuffer{}, make(chan struct{}), make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--data", data, "--serve", "--addr", addr},
+			env{stdin: strings.NewReader(""), stdout: out, stderr: out, getenv: testGetenv, soft: soft})
+	}()
+	line := regexp.MustCompile(`then open (http://` + regexp.QuoteMeta(addr) + `/campaigns/([0-9a-f-]{36}))`)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		select {
+		case code := <-done:
+			t.Fatalf("kiln demo --serve exited %d:\n%s", code, out.String())
+		default:
+		}
+		if m := line.FindStringSubmatch(out.String()); m != nil {
+			if resp, err := http.Get(m[1]); err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					if !strings.Contains(string(body), "float_const") {
+						t.Errorf("campaign page lacks the categories:\n%.500s", body)
+					}
+					close(soft)
+					if code := <-done; code != 0 {
+						t.Errorf("kiln demo --serve: exit %d after a soft stop:\n%s", code, out.String())
+					}
+					return out.String(), m[2]
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no dashboard served:\n%s", out.String())
+		}
 	}
 }
 
