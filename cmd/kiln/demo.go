@@ -139,19 +139,31 @@ func cmdDemo(ctx context.Context, args []string, e env) error {
 	if fs.NArg() != 0 {
 		return badInput("unexpected arguments %q (the folder is --data DIR)", fs.Args())
 	}
+	id, err := runDemo(ctx, &c, *addr, e)
+	if err != nil || !*serve {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "serving the dashboard at http://%s/campaigns/%s (Ctrl-C stops)\n", *addr, id)
+	return cmdServe(ctx, append(c.passFlags(), "--addr", *addr), e)
+}
+
+// runDemo writes the spec and the replay into the demo folder, runs the
+// campaign, the report and the export, prints where everything is, and
+// returns the campaign's id.
+func runDemo(ctx context.Context, c *common, addr string, e env) (string, error) {
 	dir := c.data
 	rerun, err := demoFolder(dir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	script, err := demoScript()
 	if err != nil {
-		return err
+		return "", err
 	}
 	specPath := filepath.Join(dir, "demo.yaml")
 	for name, body := range map[string][]byte{"demo.yaml": []byte(demoSpec), "answers.jsonl": script} {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
-			return fmt.Errorf("demo: %w", err)
+			return "", fmt.Errorf("demo: %w", err)
 		}
 	}
 	if rerun {
@@ -162,37 +174,33 @@ func cmdDemo(ctx context.Context, args []string, e env) error {
 	pass := c.passFlags()
 	fmt.Fprintf(e.stdout, "$ kiln run --data %s %s\n", dir, specPath)
 	if err := cmdRun(ctx, append(pass, specPath), e); err != nil {
-		return fmt.Errorf("demo campaign: %w", err)
+		return "", fmt.Errorf("demo campaign: %w", err)
 	}
 	id, err := demoCampaign(ctx, dir, e.stdout)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// The campaign is the newest named demo: the printed commands use
 	// the name, the steps the id.
 	svg := filepath.Join(dir, "report.svg")
 	fmt.Fprintf(e.stdout, "\n$ kiln report --data %s --svg %s demo\n", dir, svg)
 	if err := cmdReport(ctx, append(pass, "--svg", svg, id), e); err != nil {
-		return fmt.Errorf("demo report: %w", err)
+		return "", fmt.Errorf("demo report: %w", err)
 	}
 	ds := filepath.Join(dir, "dataset") + string(filepath.Separator)
 	fmt.Fprintf(e.stdout, "\n$ kiln export --data %s --format messages --trajectories -o %s demo\n", dir, ds)
 	if err := cmdExport(ctx, append(pass, "--format", "messages", "--trajectories", "-o", ds, id), e); err != nil {
-		return fmt.Errorf("demo export: %w", err)
+		return "", fmt.Errorf("demo export: %w", err)
 	}
-	url := "http://" + *addr + "/campaigns/" + id
+	url := "http://" + addr + "/campaigns/" + id
 	serveCmd := "kiln serve --data " + dir
-	if *addr != demoAddr {
-		serveCmd += " --addr " + *addr
+	if addr != demoAddr {
+		serveCmd += " --addr " + addr
 	}
 	fmt.Fprintf(e.stdout, "\nspec and replay: %s, %s\nchart:           %s\ndataset:         %s (%s)\n"+
 		"dashboard:       %s, then open %s\n",
 		specPath, filepath.Join(dir, "answers.jsonl"), svg, ds, strings.Join(fileNames(ds), ", "), serveCmd, url)
-	if !*serve {
-		return nil
-	}
-	fmt.Fprintf(e.stdout, "serving the dashboard at %s (Ctrl-C stops)\n", url)
-	return cmdServe(ctx, append(pass, "--addr", *addr), e)
+	return id, nil
 }
 
 // demoAddr is kiln serve's default listen address.

@@ -64,7 +64,7 @@ func main() {
 	soft := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	softVerb := len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve" || os.Args[1] == "refine" || os.Args[1] == "worker")
+	softVerb := len(os.Args) > 1 && (os.Args[1] == "demo" || os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve" || os.Args[1] == "refine" || os.Args[1] == "worker")
 	go func() {
 		<-sigs
 		close(soft)
