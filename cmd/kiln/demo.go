@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/sandboxes"
 )
 
 // demoAnswers are the replay's model answers: x86-64 assembly we wrote for
@@ -174,6 +175,10 @@ func runDemo(ctx context.Context, c *common, addr string, e env) (string, error)
 	pass := c.passFlags()
 	fmt.Fprintf(e.stdout, "$ kiln run --data %s %s\n", dir, specPath)
 	if err := cmdRun(ctx, append(pass, specPath), e); err != nil {
+		var pe *sandboxes.PolicyError
+		if errors.As(err, &pe) {
+			return "", demoPolicyError(pe)
+		}
 		return "", fmt.Errorf("demo campaign: %w", err)
 	}
 	id, err := demoCampaign(ctx, dir, e.stdout)
@@ -201,6 +206,19 @@ func runDemo(ctx context.Context, c *common, addr string, e env) (string, error)
 		"dashboard:       %s, then open %s\n",
 		specPath, filepath.Join(dir, "answers.jsonl"), svg, ds, strings.Join(fileNames(ds), ", "), serveCmd, url)
 	return id, nil
+}
+
+// demoPolicyError says which sandbox layers this host lacks (not root,
+// usually) and how to run the demo anyway.
+func demoPolicyError(pe *sandboxes.PolicyError) error {
+	names := make([]string, len(pe.Missing))
+	for i, m := range pe.Missing {
+		names[i] = string(m.Layer)
+	}
+	list := strings.Join(names, ",")
+	return badInput("this host's sandbox lacks the layers %s (kiln doctor says why; as root they are usually there). "+
+		"Run kiln demo as root, or with --allow-missing-layers %s: the demo runs only the answers shipped in kiln, "+
+		"and its verdicts record the lowered policy", list, list)
 }
 
 // demoAddr is kiln serve's default listen address.
