@@ -20,7 +20,8 @@
 //	kiln worker --nats URL    run jobs (pending GPU stages) for a daemon over NATS JetStream
 //	kiln nats-node            one node of a NATS JetStream cluster for the scale-out queue
 //
-// Every verb takes --data DIR (default $KILN_DATA, else ./kiln-data).
+// Every verb that uses a data folder takes --data DIR (default $KILN_DATA,
+// else ./kiln-data; kiln demo: ./kiln-demo).
 package main
 
 import (
