@@ -85,14 +85,14 @@ func (c *common) openCampaign(ctx context.Context, e env, ref string) (*runs.Sto
 	if err != nil {
 		return nil, runs.Campaign{}, nil, err
 	}
-	st, err := c.open(ctx, log)
+	st, err := c.openExisting(ctx, log)
 	if err != nil {
 		return nil, runs.Campaign{}, nil, err
 	}
 	camp, err := st.Campaign(ctx, ref)
 	if err != nil {
 		st.Close()
-		return nil, runs.Campaign{}, nil, badInput("campaign %q: %v", ref, err)
+		return nil, runs.Campaign{}, nil, c.campaignError(ref, err)
 	}
 	return st, camp, log, nil
 }
@@ -119,14 +119,19 @@ func (c *common) open(ctx context.Context, log *slog.Logger) (*runs.Store, error
 	return st, nil
 }
 
-// parseFlags parses args into fs, turning flag errors into bad-input errors.
+// parseFlags parses args into fs, turning flag errors into bad-input
+// errors. A bad flag is one message (the caller prints it), naming -h for
+// the list; -h prints the flags.
 func parseFlags(fs *flag.FlagSet, args []string, e env) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(interleave(fs, args))
 	fs.SetOutput(e.stderr)
-	if err := fs.Parse(interleave(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return usageError{err}
-		}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
 		return usageError{err}
+	case err != nil:
+		return badInput("%v (kiln %s -h lists the flags)", err, fs.Name())
 	}
 	return nil
 }
@@ -337,11 +342,14 @@ func cmdStatus(ctx context.Context, args []string, e env) error {
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
+	if fs.NArg() > 1 {
+		return badInput("want at most one campaign id or name, got %q", fs.Args())
+	}
 	log, err := c.logger(e)
 	if err != nil {
 		return err
 	}
-	st, err := c.open(ctx, log)
+	st, err := c.openExisting(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -350,7 +358,7 @@ func cmdStatus(ctx context.Context, args []string, e env) error {
 	if fs.NArg() > 0 {
 		camp, err := st.Campaign(ctx, fs.Arg(0))
 		if err != nil {
-			return badInput("campaign %q: %v", fs.Arg(0), err)
+			return c.campaignError(fs.Arg(0), err)
 		}
 		camps = []runs.Campaign{camp}
 	} else if camps, err = st.ListCampaigns(ctx); err != nil {

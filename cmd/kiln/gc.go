@@ -33,7 +33,7 @@ func cmdGC(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.open(ctx, log)
+	st, err := c.openExisting(ctx, log)
 	if err != nil {
 		return err
 	}

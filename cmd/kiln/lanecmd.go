@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"log/slog"
 	"strings"
 
 	"github.com/kiln-dev/kiln/tools/kit"
@@ -39,18 +40,24 @@ func cmdLane(ctx context.Context, verb string, args []string, e env) error {
 	return badInput("%s: want %s", verb, strings.Join(known, " or "))
 }
 
-// runLaneCommand parses c's flags (with the common ones) and runs it on
-// this host, with kiln verify's data folder rule (no run database made).
+// runLaneCommand parses c's flags (with the common ones, unless c only
+// transforms text) and runs it on this host, with kiln verify's data folder
+// rule (no run database made). c.Arg takes one positional argument.
 func runLaneCommand(ctx context.Context, c kit.Command, args []string, e env) error {
 	fs := flag.NewFlagSet(c.Verb, flag.ContinueOnError)
 	var com common
-	com.register(fs, e)
+	if !c.Text {
+		com.register(fs, e)
+	}
 	run := c.Flags(fs)
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return badInput("unexpected arguments: %v", fs.Args())
+	if err := positionalArg(fs, c.Arg); err != nil {
+		return err
+	}
+	if c.Text {
+		return run(ctx, kit.Host{Log: slog.New(slog.NewTextHandler(e.stderr, nil))}, e.stdout, e.stderr)
 	}
 	log, err := com.logger(e)
 	if err != nil {
@@ -60,4 +67,22 @@ func runLaneCommand(ctx context.Context, c kit.Command, args []string, e env) er
 	w.recordData = com.data // records come from the data folder named, never a scratch one
 	defer w.close()
 	return run(ctx, w.host(), e.stdout, e.stderr)
+}
+
+// positionalArg puts the one positional argument into the flag name (when
+// name is set and the flag was not given too); any other argument is an
+// error.
+func positionalArg(fs *flag.FlagSet, name string) error {
+	if fs.NArg() == 0 {
+		return nil
+	}
+	if name == "" || fs.NArg() > 1 {
+		return badInput("unexpected arguments: %v", fs.Args())
+	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	if given {
+		return badInput("--%s %s and the argument %s: give the file once", name, fs.Lookup(name).Value, fs.Arg(0))
+	}
+	return fs.Set(name, fs.Arg(0))
 }

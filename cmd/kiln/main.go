@@ -3,6 +3,7 @@
 // answer by compiling and running it in a sandbox, and keeps everything in a
 // crash-safe store.
 //
+//	kiln demo                 a real campaign with no model server (a replay of recorded answers)
 //	kiln run SPEC             run a campaign in the foreground
 //	kiln resume RUN           continue a stopped or crashed campaign
 //	kiln serve                HTTP API: submit, list, show, cancel, stream progress
@@ -19,12 +20,14 @@
 //	kiln worker --nats URL    run jobs (pending GPU stages) for a daemon over NATS JetStream
 //	kiln nats-node            one node of a NATS JetStream cluster for the scale-out queue
 //
-// Every verb takes --data DIR (default $KILN_DATA, else ./kiln-data).
+// Every verb that uses a data folder takes --data DIR (default $KILN_DATA,
+// else ./kiln-data; kiln demo: ./kiln-demo).
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -62,7 +65,7 @@ func main() {
 	soft := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	softVerb := len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve" || os.Args[1] == "refine" || os.Args[1] == "worker")
+	softVerb := len(os.Args) > 1 && (os.Args[1] == "demo" || os.Args[1] == "run" || os.Args[1] == "resume" || os.Args[1] == "serve" || os.Args[1] == "refine" || os.Args[1] == "worker")
 	go func() {
 		<-sigs
 		close(soft)
@@ -102,6 +105,7 @@ type env struct {
 const usage = `usage: kiln <verb> [flags] [args]
 
 verbs:
+  demo                a real campaign in a minute, no model server: report, chart, dataset (--data DIR)
   run SPEC            run a campaign in the foreground
   resume RUN          continue a stopped or crashed campaign
   serve               HTTP API (loopback by default; a token is required elsewhere)
@@ -143,6 +147,7 @@ func run(ctx context.Context, args []string, e env) int {
 		return exitBadInput
 	}
 	verbs := map[string]func(context.Context, []string, env) error{
+		"demo":      cmdDemo,
 		"run":       cmdRun,
 		"resume":    cmdResume,
 		"serve":     cmdServe,
@@ -182,6 +187,8 @@ func run(ctx context.Context, args []string, e env) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK // -h: the flags were printed; nothing failed
 	case errors.As(err, &ve):
 		return exitFail
 	case errors.As(err, &vp):

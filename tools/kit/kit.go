@@ -244,6 +244,13 @@ type Command struct {
 	// stderr. Errors that are the user's (a bad flag value, an unreadable
 	// file) are UsageError.
 	Flags func(fs *flag.FlagSet) func(ctx context.Context, h Host, stdout, stderr io.Writer) error
+	// Arg, when set, names the flag that one positional argument fills
+	// ("file": kiln ptx roll F.ptx is kiln ptx roll --file F.ptx).
+	Arg string
+	// Text marks a command that only transforms text: it uses no sandbox,
+	// toolchain or data folder, so kiln offers none of their flags and
+	// gives it a Host with only Log set.
+	Text bool
 }
 
 // UsageError is a command's bad input (exit status 2).

@@ -19,12 +19,17 @@ import (
 	"github.com/kiln-dev/kiln/tools/ptx2cuda/rollptx"
 )
 
-// rollCommand is `kiln ptx roll --file F.ptx`: Rolled-PTX on stdout.
+// rollCommand is `kiln ptx roll F.ptx` (or --file F.ptx): Rolled-PTX on
+// stdout.
 func rollCommand() kit.Command {
-	return kit.Command{Verb: "ptx roll", Summary: "print the Rolled-PTX of a PTX file (--file F.ptx)",
+	return kit.Command{Verb: "ptx roll", Summary: "print the Rolled-PTX of a PTX file (F.ptx or --file F.ptx)",
+		Arg: "file", Text: true,
 		Flags: func(fs *flag.FlagSet) func(context.Context, kit.Host, io.Writer, io.Writer) error {
-			file := fs.String("file", "", "the PTX file (required)")
+			file := fs.String("file", "", "the PTX file (or give it as the argument)")
 			return func(_ context.Context, _ kit.Host, stdout, _ io.Writer) error {
+				if *file == "" {
+					return kit.BadInput("want a PTX file: kiln ptx roll F.ptx (or --file F.ptx)")
+				}
 				b, err := readFlagFile("--file", *file)
 				if err != nil {
 					return err
@@ -35,12 +40,17 @@ func rollCommand() kit.Command {
 		}}
 }
 
-// unrollCommand is `kiln ptx unroll --file F.rptx`: plain PTX on stdout.
+// unrollCommand is `kiln ptx unroll F.rptx` (or --file F.rptx): plain PTX
+// on stdout.
 func unrollCommand() kit.Command {
-	return kit.Command{Verb: "ptx unroll", Summary: "expand a Rolled-PTX file back into PTX (--file F.rptx)",
+	return kit.Command{Verb: "ptx unroll", Summary: "expand a Rolled-PTX file back into PTX (F.rptx or --file F.rptx)",
+		Arg: "file", Text: true,
 		Flags: func(fs *flag.FlagSet) func(context.Context, kit.Host, io.Writer, io.Writer) error {
-			file := fs.String("file", "", "the Rolled-PTX file (required)")
+			file := fs.String("file", "", "the Rolled-PTX file (or give it as the argument)")
 			return func(_ context.Context, _ kit.Host, stdout, _ io.Writer) error {
+				if *file == "" {
+					return kit.BadInput("want a Rolled-PTX file: kiln ptx unroll F.rptx (or --file F.rptx)")
+				}
 				b, err := readFlagFile("--file", *file)
 				if err != nil {
 					return err
