@@ -22,6 +22,7 @@ package torch2cuda
 // quarantine of a GPU that fails it (-test.run 'ProbeOnGPU|QuarantineOnGPU').
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -29,6 +30,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -37,6 +39,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
 )
 
@@ -346,4 +349,143 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.w.Write(p)
+}
+
+// hogScript holds nearly all memory of the one GPU it sees, then prints
+// how much it holds and waits to be killed: a GPU made to fail for real
+// (a new CUDA context or a reference build on it runs out of memory).
+const hogScript = `
+import sys, time, torch
+held, chunk = [], 1 << 30
+while chunk >= (8 << 20):
+    try:
+        held.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
+    except RuntimeError:
+        chunk //= 2
+free, total = torch.cuda.mem_get_info()
+print(f"held {sum(t.numel() for t in held) >> 20} MiB, free {free >> 20} MiB of {total >> 20} MiB", flush=True)
+time.sleep(3600)
+`
+
+// TestQuarantineTwoGPUs: on a host of two GPUs or more, the last GPU is
+// made to fail for real (another process holds nearly all its memory).
+// The evaluations the lane sends there fail, its probe fails, the GPU is
+// quarantined, and every evaluation is judged correct on the others.
+func TestQuarantineTwoGPUs(t *testing.T) {
+	needSandbox(t)
+	g := testRegistry.GPU()
+	if len(g.Devices) < 2 {
+		t.Skipf("%d GPU(s) here: this test needs a host of two or more", len(g.Devices))
+	}
+	tc, ok := testRegistry.Get(toolchain.Torch)
+	if !ok {
+		t.Fatal("no python3 with torch")
+	}
+	py := tc.Path
+	gpus, bad := len(g.Devices), len(g.Devices)-1
+	hog := exec.Command(py, "-c", hogScript)
+	hog.Env = append(os.Environ(), fmt.Sprintf("CUDA_VISIBLE_DEVICES=%d", bad))
+	out, err := hog.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hog.Stderr = os.Stderr
+	if err := hog.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hog.Process.Kill(); _ = hog.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("memory hog on GPU %d: %v", bad, err)
+	}
+	t.Logf("GPU %d: %s", bad, strings.TrimSpace(line))
+
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, GPUs: gpus, GPUSlots: gpus, MaxBatch: 1,
+		CompileParallel: runtime.NumCPU(), CacheDir: t.TempDir(), ReprobeInterval: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs, err := LoadBuiltinProblems()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 2 * gpus
+	type pair struct{ id, ref, cand string }
+	var pairs []pair
+	for _, p := range probs[:n] {
+		a, err := BuiltinAnswer(p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, pair{p.ID, p.Source, a})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	arch := l.arch(ctx)
+	var wg sync.WaitGroup
+	for _, p := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := l.build(ctx, l.cacheKey(p.cand, arch), p.ref, p.cand, arch); err != nil {
+				t.Errorf("%s: build: %v", p.id, err)
+			}
+		}()
+	}
+	wg.Wait()
+	// Count the evaluations each GPU delivers a verdict for.
+	var perMu sync.Mutex
+	judged := map[int]int{}
+	inner := l.batches.runBatch
+	l.batches.runBatch = func(jobs []*judgeJob, gpu int) []judgeOut {
+		outs := inner(jobs, gpu)
+		perMu.Lock()
+		for _, o := range outs {
+			if o.err == nil && o.res.Correct {
+				judged[gpu]++
+			}
+		}
+		perMu.Unlock()
+		return outs
+	}
+	start := time.Now()
+	res := make([]judgeResult, n)
+	errs := make([]error, n)
+	for i, p := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i], _, errs[i] = l.judge(ctx, p.ref, p.cand, evalLimits{})
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d evaluations in %s; correct verdicts by GPU: %v", n, time.Since(start).Round(time.Millisecond), judged)
+	for i, p := range pairs {
+		if errs[i] != nil || !res[i].Correct {
+			t.Errorf("%s: correct %v, class %q, err %v: %.300s", p.id, res[i].Correct, res[i].Class, errs[i], res[i].Diagnostic)
+		}
+	}
+	if judged[bad] != 0 {
+		t.Errorf("GPU %d (its memory held) delivered %d correct verdicts", bad, judged[bad])
+	}
+	l.batches.mu.Lock()
+	down := l.batches.gpus[bad].down
+	var upDown []string
+	for i := range bad {
+		upDown = append(upDown, l.batches.gpus[i].down)
+	}
+	l.batches.mu.Unlock()
+	t.Logf("GPU %d: %s", bad, down)
+	if down == "" || slices.ContainsFunc(upDown, func(s string) bool { return s != "" }) {
+		t.Errorf("GPU %d: %q (want quarantined); the others: %q (want in service)", bad, down, upDown)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	t.Logf("log:\n%s", logs.String())
+	if !strings.Contains(logs.String(), "GPU quarantined") {
+		t.Error("no quarantine logged")
+	}
 }
