@@ -41,7 +41,11 @@
 // [StripMetadata], then the symbolic float converter, [ConvertFloats]),
 // "assemble" (as --64), "link" (gcc -no-pie with driver.o and -lm;
 // -no-pie so both RIP-relative and absolute addressing link), "run",
-// "compare" (stdout and exit status). Every
+// "compare" (stdout and exit status). The driver calls the function
+// through a shim that poisons what the ABI leaves undefined at a call
+// (unused argument registers, rax, r10, r11, xmm8-15, the stack below the
+// return address; see poison.go), so an answer reading a register it never
+// wrote fails every time instead of by ASLR luck. Every
 // compiler, assembler, linker and program run happens in a sandbox box.
 // Failure classes: no_answer, assemble_error (converter or assembler
 // errors, with line numbers), link_error, crash (signal), timeout,
