@@ -19,7 +19,6 @@ import (
 	"github.com/kiln-dev/kiln/agent/openai"
 )
 
-
 type adapter struct {
 	name string
 	make func(url, model string) (agent.Model, error)
