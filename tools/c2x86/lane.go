@@ -778,46 +778,56 @@ func (l *Lane) computeReference(ctx context.Context, item tools.Item, key, tc st
 	if err != nil {
 		return nil, fmt.Errorf("c2x86 reference: %w", err)
 	}
-	poison := paramClasses(item.Files["function.c"], item.Meta["function"])
-	if item.Meta["function"] == "" {
-		poison = Poison{Off: "no function name in the item"}
-	}
-	if poison.Off == "" {
-		if err := l.addPoisonShim(ctx, box, item.Meta["function"], poison); err != nil {
-			return nil, err
-		}
-	}
-	drv, err := box.ReadFile(driverObj, 64<<20)
+	plain, err := box.ReadFile(driverObj, 64<<20)
 	if err != nil {
 		return nil, fmt.Errorf("c2x86 reference: %w", err)
 	}
-	ref := &Reference{Key: key, Asm: string(asm), DriverObject: drv, Toolchain: tc, Poison: poison.String()}
+	ref := &Reference{Key: key, Asm: string(asm), DriverObject: plain, Toolchain: tc}
 	// Build the reference assembly exactly as a candidate, then run it
 	// twice to catch drivers whose output is not deterministic.
-	v := newVerdict()
-	ok, err := l.build(ctx, box, ref.Asm, drv, v)
+	runs, err := l.runReference(ctx, box, ref.Asm, plain)
 	if err != nil {
-		return nil, fmt.Errorf("c2x86 reference: %w", err)
+		return nil, err
+	}
+	poison := l.poisonDriver(ctx, box, item, ref.Asm, runs[0])
+	ref.Poison = poison.String()
+	if poison.Off == "" {
+		if ref.DriverObject, err = box.ReadFile(driverObj, 64<<20); err != nil {
+			return nil, fmt.Errorf("c2x86 reference: %w", err)
+		}
+	}
+	ref.Output, ref.ExitCode = runs[0].Stdout, runs[0].ExitCode
+	l.log.Debug("c2x86 reference built", "key", key[:12], "function", item.Meta["function"], "output_bytes", len(ref.Output),
+		"poison", ref.Poison)
+	return ref, nil
+}
+
+// runReference builds the reference assembly with driver and runs it
+// twice; a program that fails or prints differently the second time
+// makes the item bad.
+func (l *Lane) runReference(ctx context.Context, box *sandboxes.Box, asm string, driver []byte) ([2]sandboxes.Result, error) {
+	var runs [2]sandboxes.Result
+	v := newVerdict()
+	ok, err := l.build(ctx, box, asm, driver, v)
+	if err != nil {
+		return runs, fmt.Errorf("c2x86 reference: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: reference assembly fails at %s: %s", ErrBadItem, v.Stage, v.Diagnostic)
+		return runs, fmt.Errorf("%w: reference assembly fails at %s: %s", ErrBadItem, v.Stage, v.Diagnostic)
 	}
-	var runs [2]sandboxes.Result
 	for i := range runs {
 		res, err := l.runProgram(ctx, box)
 		if err != nil {
-			return nil, fmt.Errorf("c2x86 reference: %w", err)
+			return runs, fmt.Errorf("c2x86 reference: %w", err)
 		}
 		if res.Outcome() != sandboxes.OutcomeExited || res.StdoutTruncated {
-			return nil, fmt.Errorf("%w: reference program %s (stdout truncated: %v)", ErrBadItem, res.Describe(), res.StdoutTruncated)
+			return runs, fmt.Errorf("%w: reference program %s (stdout truncated: %v)", ErrBadItem, res.Describe(), res.StdoutTruncated)
 		}
 		runs[i] = res
 	}
 	if !bytes.Equal(runs[0].Stdout, runs[1].Stdout) || runs[0].ExitCode != runs[1].ExitCode {
-		return nil, fmt.Errorf("%w: the reference program's output differs between two runs:\n%s",
+		return runs, fmt.Errorf("%w: the reference program's output differs between two runs:\n%s",
 			ErrBadItem, tools.DiffLines(runs[0].Stdout, runs[1].Stdout, 5))
 	}
-	ref.Output, ref.ExitCode = runs[0].Stdout, runs[0].ExitCode
-	l.log.Debug("c2x86 reference built", "key", key[:12], "function", item.Meta["function"], "output_bytes", len(ref.Output))
-	return ref, nil
+	return runs, nil
 }

@@ -1,12 +1,14 @@
 package c2x86
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/tools"
 )
 
 // The driver calls the item's function through a shim that poisons what
@@ -91,12 +93,16 @@ var paramWordRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 // definitions) turns the shim off, with the reason.
 func paramClasses(src, function string) Poison {
 	def := regexp.MustCompile(`(?m)(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(function) + `\s*\(([^()]*)\)\s*\{`)
-	m := def.FindStringSubmatch(stripComments(src))
-	if m == nil {
+	clean := stripComments(src)
+	loc := def.FindStringSubmatchIndex(clean)
+	if loc == nil {
 		return Poison{Off: "definition of " + function + " not found in function.c"}
 	}
-	params := strings.TrimSpace(m[2])
+	params := strings.TrimSpace(clean[loc[4]:loc[5]])
 	var p Poison
+	if mayReturnInMemory(clean[:loc[0]+len(clean[loc[2]:loc[3]])]) {
+		p.IntArgs++ // the hidden pointer to the result, in rdi
+	}
 	if params == "" || params == "void" {
 		return p
 	}
@@ -149,6 +155,37 @@ func paramClasses(src, function string) Poison {
 	return p
 }
 
+// storageWords precede a return type.
+var storageWords = map[string]bool{"static": true, "inline": true, "extern": true, "__inline__": true}
+
+// mayReturnInMemory reports whether the return type before a function's
+// name (the end of prefix) may be a struct or union returned through a
+// hidden pointer argument: a struct, union or unknown type name by value.
+// Counting one argument register too many only poisons one register
+// fewer; counting one too few would poison an argument.
+func mayReturnInMemory(prefix string) bool {
+	if i := strings.LastIndexAny(prefix, ";}"); i >= 0 {
+		prefix = prefix[i+1:]
+	}
+	var words []string
+	for _, line := range strings.Split(prefix, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			if strings.Contains(line, "*") {
+				return false // a pointer
+			}
+			words = append(words, paramWordRE.FindAllString(line, -1)...)
+		}
+	}
+	for _, w := range words {
+		switch {
+		case qualifierWords[w], storageWords[w], intTypeWords[w], w == "void", w == "float", w == "double":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 var commentRE = regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
 
 func stripComments(src string) string { return commentRE.ReplaceAllString(src, " ") }
@@ -176,4 +213,48 @@ func (l *Lane) addPoisonShim(ctx context.Context, box *sandboxes.Box, function s
 		}
 	}
 	return nil
+}
+
+// poisonDriver puts the shim into the box's driver.o when the function's
+// parameters classify, and checks it on the reference: built with the
+// shimmed driver, the reference program must print what it printed with
+// the plain one (want). A shim that changes it (a parameter counted
+// wrong) is dropped, with the reason, and the plain driver.o is put back.
+func (l *Lane) poisonDriver(ctx context.Context, box *sandboxes.Box, item tools.Item, asm string, want sandboxes.Result) Poison {
+	function := item.Meta["function"]
+	if function == "" {
+		return Poison{Off: "no function name in the item"}
+	}
+	p := paramClasses(item.Files["function.c"], function)
+	if p.Off != "" {
+		return p
+	}
+	plain, err := box.ReadFile(driverObj, 64<<20)
+	if err != nil {
+		return Poison{Off: "reading driver.o: " + err.Error()}
+	}
+	off := func(why string) Poison {
+		if err := box.WriteFile(driverObj, plain, 0o644); err != nil {
+			why += "; restoring driver.o: " + err.Error()
+		}
+		return Poison{Off: why}
+	}
+	if err := l.addPoisonShim(ctx, box, function, p); err != nil {
+		return off(err.Error())
+	}
+	shimmed, err := box.ReadFile(driverObj, 64<<20)
+	if err != nil {
+		return off("reading driver.o: " + err.Error())
+	}
+	runs, err := l.runReference(ctx, box, asm, shimmed)
+	switch {
+	case err != nil:
+		return off("the reference fails with the shim: " + firstLines(err.Error(), 2))
+	case !bytes.Equal(runs[0].Stdout, want.Stdout) || runs[0].ExitCode != want.ExitCode:
+		return off("the shim changes the reference's output")
+	}
+	if err := box.WriteFile(driverObj, shimmed, 0o644); err != nil {
+		return off("writing driver.o: " + err.Error())
+	}
+	return p
 }

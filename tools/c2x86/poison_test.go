@@ -23,6 +23,11 @@ func TestParamClasses(t *testing.T) {
 		{src: "static unsigned long long f(unsigned a, long b, short c, char d, _Bool e, size_t g) {", int: 6},
 		{src: "int f(int a[], int n, enum mode m) {", int: 3},
 		{src: "/* f(struct s x) { */ int f(const int *restrict p, uint8_t q) {", int: 2},
+		{src: "struct seginfo f(const struct segment *s) {", int: 2},                      // sret: the hidden pointer in rdi
+		{src: "#include <math.h>\nstruct polar\nf(double x, double y) {", int: 1, vec: 2}, // maybe sret
+		{src: "static inline unsigned long f(double x) {", vec: 1},
+		{src: "struct pt *f(int a) {", int: 1},
+		{src: "int g(void);\nstruct big f(int a, int b, int c, int d, int e, int g) {", off: "stack"},
 		{src: "int f(int a, int b, int c, int d, int e, int g, int h) {", off: "stack"},
 		{src: "int f(struct point p) {", off: "not classified"},
 		{src: "int f(long double x) {", off: "long double"},
@@ -152,5 +157,69 @@ func TestPoisonCoversCorpus(t *testing.T) {
 	t.Logf("shim off for %d of %d items: %s", len(off), len(items), strings.Join(off, "; "))
 	if len(off)*20 > len(items) {
 		t.Errorf("the shim is off for %d of %d items (more than 5%%)", len(off), len(items))
+	}
+}
+
+// TestPoisonShimSret: functions returning a struct in memory take a hidden
+// pointer in rdi; the shim must count it (the peer suite once saw the
+// reference program crash when it poisoned the last real argument), and
+// the shim is checked against the reference's own output.
+func TestPoisonShimSret(t *testing.T) {
+	t.Parallel()
+	items, err := LoadBuiltinCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"struct_013_line_midpoint": "(2 integer, 0 vector arguments)",
+		"math_011_polar_cartesian": "(1 integer, 2 vector arguments)", "struct_018_sret_stats": "integer"}
+	for _, it := range items {
+		suffix, ok := want[it.ID]
+		if !ok {
+			continue
+		}
+		delete(want, it.ID)
+		item := tools.Item{Lane: LaneName, Files: it.Files, Meta: map[string]string{"function": it.Function}}
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		ref, err := testLane.Reference(ctx, item)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", it.ID, err)
+		}
+		if !strings.HasPrefix(ref.Poison, "unused argument registers") || !strings.Contains(ref.Poison, suffix) {
+			t.Errorf("%s: poison %q, want it on with %q", it.ID, ref.Poison, suffix)
+		}
+		if v := verify(t, item, gccAsm(t, item, "-O2")); !v.Pass {
+			t.Errorf("%s: gcc -O2: %s at %s: %s", it.ID, v.Class, v.Stage, v.Diagnostic)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("items not in the corpus: %v", want)
+	}
+}
+
+// TestPoisonShimCheckedOnReference: a parameter list the classifier reads
+// wrong (here from a string literal that looks like the definition) makes
+// the shim poison a real argument; the reference's output changes, so the
+// shim is dropped and the plain driver kept.
+func TestPoisonShimCheckedOnReference(t *testing.T) {
+	t.Parallel()
+	item := tools.Item{Lane: LaneName, Meta: map[string]string{"function": "add2"}, Files: map[string]string{
+		"function.c": "static const char *usage = \"add2(int a) {\";\nint add2(int a, int b) { return a * 10 + b + (usage[0] == 'a'); }\n",
+		"driver.c":   "#include <stdio.h>\nint add2(int a, int b);\nint main(void) { printf(\"%d %d\\n\", add2(1, 2), add2(3, 4)); return 0; }\n",
+	}}
+	if p := paramClasses(item.Files["function.c"], "add2"); p.Off != "" || p.IntArgs != 1 {
+		t.Fatalf("the classifier reads %+v: the test needs it misled to 1 integer argument", p)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	ref, err := testLane.Reference(ctx, item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Poison != "no register poisoning (the shim changes the reference's output)" || string(ref.Output) != "13 35\n" {
+		t.Errorf("poison %q, output %q", ref.Poison, ref.Output)
+	}
+	if v := verify(t, item, gccAsm(t, item, "-O1")); !v.Pass {
+		t.Errorf("gcc -O1: %s at %s: %s", v.Class, v.Stage, v.Diagnostic)
 	}
 }
