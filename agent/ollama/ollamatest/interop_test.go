@@ -9,7 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,10 +65,11 @@ func TestInteropChat(t *testing.T) {
 			if resp.Message.Content != ollamatest.ReplyText || resp.FinishReason != "stop" {
 				t.Errorf("reply %q finish %q, want %q stop", resp.Message.Content, resp.FinishReason, ollamatest.ReplyText)
 			}
-			if u.CompletionTokens != ollamatest.ReplyTokens || u.CompletionSource != agent.CountServer ||
-				u.PromptTokens < len("write hello world") || u.PromptSource != agent.CountServer {
-				t.Errorf("usage %+v: want %d server-counted completion tokens and a server prompt count of at least the prompt's bytes",
-					u, ollamatest.ReplyTokens)
+			wantPrompt := ollamatest.PromptTokens("You write C.", "write hello world")
+			if u.CompletionTokens != ollamatest.ReplyTokens+1 || u.CompletionSource != agent.CountServer ||
+				u.PromptTokens != wantPrompt || u.PromptSource != agent.CountServer {
+				t.Errorf("usage %+v: want %d completion tokens (the reply and its end) and %d prompt tokens, both from the server",
+					u, ollamatest.ReplyTokens+1, wantPrompt)
 			}
 			if u.TTFT <= 0 || u.TTFT > u.Latency {
 				t.Errorf("ttft %s, latency %s: the reply was not streamed", u.TTFT, u.Latency)
@@ -156,4 +160,63 @@ func sameJSON(a json.RawMessage, b string) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+// TestInteropKeepAliveAndQueue: keep_alive as kiln sends it is honoured
+// (the model is listed as loaded after a call, and unloaded once it
+// expires), and with OLLAMA_NUM_PARALLEL 2 a burst of 8 concurrent calls
+// (kiln concurrency above the server's) all complete with the whole reply.
+func TestInteropKeepAliveAndQueue(t *testing.T) {
+	s := ollamatest.Start(t, ollamatest.Options{NumParallel: 2})
+	m, err := ollama.New(ollama.Config{BaseURL: s.URL, Model: ollamatest.ModelName, NumCtx: 2048, KeepAlive: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := m.Chat(ctx, agent.Request{Messages: user(fmt.Sprintf("task %d", i))})
+			if err == nil && resp.Message.Content != ollamatest.ReplyText {
+				err = fmt.Errorf("reply %q", resp.Message.Content)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("call %d of 8 at OLLAMA_NUM_PARALLEL 2: %v", i, err)
+		}
+	}
+	if n := loaded(t, s.URL); n != 1 {
+		t.Errorf("after the calls: %d models loaded, want 1", n)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for loaded(t, s.URL) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the model is still loaded 30 s after a call with keep_alive 3s")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// loaded is the number of models /api/ps lists.
+func loaded(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url + "/api/ps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ps struct {
+		Models []json.RawMessage `json:"models"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ps); err != nil {
+		t.Fatal(err)
+	}
+	return len(ps.Models)
 }

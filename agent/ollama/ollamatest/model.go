@@ -26,11 +26,23 @@ import (
 )
 
 // ReplyText is the model's answer to a plain chat turn; ReplyTokens is
-// its length in tokens (eval_count of a complete answer).
+// its length in tokens. The server's eval_count of a complete answer is
+// one more: it counts the end-of-generation token it sampled.
 const (
 	ReplyText   = "Hello from kiln's tiny model."
 	ReplyTokens = 5
 )
+
+// PromptTokens is the server's prompt_eval_count for messages rendered by
+// Template: the tokenizer has no merges, so each byte of text is one token,
+// plus one control token per message and one for the assistant's turn.
+func PromptTokens(texts ...string) int {
+	n := 1
+	for _, t := range texts {
+		n += len(t) + 2 // <|role|> and <|end|>
+	}
+	return n
+}
 
 // ToolName and ToolArguments are the tool call the model makes when a
 // tool is offered.
