@@ -528,6 +528,9 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 			}
 			fmt.Fprintf(out, "    dropped #%d%s (%s): %s\n", r.Index, fn, r.Stage, truncate(r.Reason, 200))
 		}
+		for _, r := range s.Pending {
+			fmt.Fprintf(out, "    pending #%d %s (waits for a host that can finish its checks): %s\n", r.Index, r.Function, truncate(r.Reason, 200))
+		}
 	}
 	cats := make([]string, 0, len(d.Drawn))
 	for c := range d.Drawn {

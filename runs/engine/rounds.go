@@ -232,6 +232,10 @@ type SynthRecord struct {
 	LatencyMS        int64         `json:"latency_ms"`
 	Accepted         []SynthTask   `json:"accepted,omitempty"`
 	Rejected         []SynthReject `json:"rejected,omitempty"`
+	// Pending are candidates whose checks wait for another host (a GPU;
+	// refinement.ErrPending): neither accepted nor rejected, no task
+	// queued. Stage is RejectPending, Reason what waits.
+	Pending []SynthReject `json:"pending,omitempty"`
 }
 
 // SynthTask is an accepted candidate and the keys of its tasks.
@@ -248,6 +252,8 @@ const (
 	RejectParse     = "parse"
 	RejectDuplicate = "duplicate"
 	RejectInvalid   = "invalid"
+	// RejectPending is the stage of SynthRecord.Pending: not a rejection.
+	RejectPending = "pending"
 )
 
 // SynthReject is a block of the reply that gave no task, and why.
@@ -579,7 +585,7 @@ func (r *runner) screen(ctx context.Context, rf *Refine, lane string, next int, 
 	var cands []refinement.Candidate
 	for i := range synth {
 		s := &synth[i]
-		s.Accepted, s.Rejected = nil, nil
+		s.Accepted, s.Rejected, s.Pending = nil, nil, nil
 		where[s.Category] = i
 		if s.ReplyBlob == "" {
 			continue
@@ -612,11 +618,16 @@ func (r *runner) screen(ctx context.Context, rf *Refine, lane string, next int, 
 		if errors.Is(rj.Err, ErrValidatorBroken) {
 			return nil, rj.Err
 		}
+		s := &synth[where[rj.Candidate.Category]]
+		if errors.Is(rj.Err, refinement.ErrPending) {
+			s.Pending = append(s.Pending, SynthReject{Index: rj.Candidate.Index, Function: rj.Candidate.Function,
+				Stage: RejectPending, Reason: oneLine(rj.Err.Error(), 600)})
+			continue
+		}
 		stage := RejectInvalid
 		if errors.Is(rj.Err, refinement.ErrDuplicate) {
 			stage = RejectDuplicate
 		}
-		s := &synth[where[rj.Candidate.Category]]
 		s.Rejected = append(s.Rejected, SynthReject{Index: rj.Candidate.Index, Function: rj.Candidate.Function,
 			Stage: stage, Reason: oneLine(rj.Err.Error(), 600)})
 	}

@@ -194,7 +194,9 @@ type Config struct {
 	CacheDir string
 	// StaticLimits bound the static check's python3 run.
 	StaticLimits sandboxes.Limits
-	Logger       *slog.Logger
+	// Synth bounds synthesised problems (synthcheck.go).
+	Synth  SynthLimits
+	Logger *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
