@@ -44,7 +44,9 @@ func TestSynthBriefs(t *testing.T) {
 	req := refinement.SynthRequest{Lane: LaneName, Category: "conv", K: 6,
 		Examples: []refinement.Example{{TaskKey: "r0/level1/011_conv_transpose2d#0", Label: "wrong.values"}}}
 	a, b := pools.briefs(req), pools.briefs(req)
-	if len(a) != 6 || !slices.EqualFunc(a, b, func(x, y map[string]string) bool { return x["operators"] == y["operators"] && x["shapes"] == y["shapes"] }) {
+	if len(a) != 6 || !slices.EqualFunc(a, b, func(x, y map[string]string) bool {
+		return x["operators"] == y["operators"] && x["shapes"] == y["shapes"]
+	}) {
 		t.Fatalf("briefs not deterministic or not 6: %v", a)
 	}
 	seen := map[string]bool{}
