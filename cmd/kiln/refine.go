@@ -458,7 +458,12 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 	fmt.Fprintf(out, "\nround %d: %d tasks, %s, %d prompt + %d completion tokens\n",
 		rr.Round, rr.Overall.Total, outcomeText(rr.Overall), rr.Cost.PromptTokens, rr.Cost.CompletionTokens)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  CATEGORY\tTARGETED\tBEFORE\tAFTER\tLIFT\t95% CI OF LIFT")
+	speed := slices.ContainsFunc(rr.Categories, func(c refinement.Delta) bool { return c.Fast1After != nil || c.Fast1Before != nil })
+	fmt.Fprint(tw, "  CATEGORY\tTARGETED\tBEFORE\tAFTER\tLIFT\t95% CI OF LIFT")
+	if speed {
+		fmt.Fprint(tw, "\tFAST_1 BEFORE\tFAST_1 AFTER")
+	}
+	fmt.Fprintln(tw)
 	for _, c := range rr.Categories {
 		before, lift, ci := "-", "-", "-"
 		if c.Before != nil {
@@ -472,8 +477,12 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 		if c.Targeted {
 			tg = "yes"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d/%d (%s)\t%s\t%s\n", c.Category, tg, before, c.After.Pass, c.After.Judged,
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d/%d (%s)\t%s\t%s", c.Category, tg, before, c.After.Pass, c.After.Judged,
 			rateText(c.After), lift, ci)
+		if speed {
+			fmt.Fprintf(tw, "\t%s\t%s", fastText(c.Fast1Before), fastText(c.Fast1After))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	if len(rr.Domains) > 0 {
@@ -543,6 +552,14 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 	}
 	fmt.Fprintf(out, "  round %d: %d tasks = %d drawn from the corpus (%s) + %d synthesised\n",
 		d.NextRound, d.Tasks, d.DrawnTasks, strings.Join(parts, ", "), d.SynthTasks)
+}
+
+// fastText is a fast_1 rate with its interval ("-" when not measured).
+func fastText(r *refinement.Rate) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%% [%.0f, %.0f]", 100*r.Rate, 100*r.Low, 100*r.High)
 }
 
 // writeFileAtomic writes path through a temp file and a rename.
