@@ -541,6 +541,13 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 			fmt.Fprintf(out, "    pending #%d %s (waits for a host that can finish its checks): %s\n", r.Index, r.Function, truncate(r.Reason, 200))
 		}
 	}
+	for _, cc := range d.Carried {
+		what := cc.Stage
+		if cc.Reason != "" {
+			what += ": " + truncate(cc.Reason, 200)
+		}
+		fmt.Fprintf(out, "  carried %s #%d %s (pending since round %d): %s\n", cc.Category, cc.Index, cc.Function, cc.FromRound, what)
+	}
 	cats := make([]string, 0, len(d.Drawn))
 	for c := range d.Drawn {
 		cats = append(cats, c)
