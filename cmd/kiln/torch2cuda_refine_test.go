@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,66 +37,12 @@ func TestRefineTorch2CUDA(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("no python3")
 	}
+	if _, err := exec.LookPath("nvidia-smi"); err == nil {
+		t.Skip("a GPU host: TestRefineTorch2CUDAOnGPU (-tags gpu) checks what happens here")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	fixtures, err := filepath.Abs(filepath.Join("..", "..", "tools", "torch2cuda", "testdata", "synth"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply, err := os.ReadFile(filepath.Join(fixtures, "reply_conv.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	probs, err := torch2cuda.LoadBuiltinProblems()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := [][2]string{
-		{`category "conv"`, string(reply)},
-		{`category "level1"`, "No new problems for this level."},
-	}
-	for _, p := range probs {
-		switch p.Family {
-		case "elementwise":
-			a, err := torch2cuda.BuiltinAnswer(p.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rules = append(rules, [2]string{`\(task ` + p.ID + `\)`, "```python\n" + a + "```"})
-		case "conv":
-			rules = append(rules, [2]string{`\(task ` + p.ID + `\)`, "```python\nclass ModelNew(nn.Module)\n    pass\n```"})
-		}
-	}
-	var lines []string
-	for _, r := range rules {
-		b, _ := json.Marshal(map[string]string{"match": r[0], "response": r[1]})
-		lines = append(lines, string(b))
-	}
-	script := filepath.Join(dir, "script.jsonl")
-	specPath := filepath.Join(dir, "t2c-refine.yaml")
-	if err := os.WriteFile(script, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(specPath, []byte(fmt.Sprintf(`name: t2c-refine
-lane: torch2cuda
-tasks: {corpus: builtin, categories: [conv, elementwise], seed: 3, samples_per_task: 1}
-models:
-  - {name: replay, kind: script, script: %s}
-concurrency: 2
-agent: {repair_turns: 0, max_tool_calls: 0}
-refinement: {rounds: 0, factor: 10, synthesizer: replay}
-curation: {benchmarks: [%s]}
-`, script, filepath.Join(fixtures, "benchmark"))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if code, out, errs := runKiln(t, ctx, "run", "--data", data, "--log-level", "warn", specPath); code != 0 {
-		t.Fatalf("kiln run: exit %d\n%s\n%.3000s", code, out, errs)
-	}
-	if code, out, errs := runKiln(t, ctx, "refine", "--data", data, "--log-level", "warn", "--rounds", "1", "t2c-refine"); code != 0 {
-		t.Fatalf("kiln refine: exit %d\n%s\n%.3000s", code, out, errs)
-	}
+	data := runTorch2CUDARefine(t, ctx)
 	st, err := runs.Open(ctx, data, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -165,4 +112,71 @@ curation: {benchmarks: [%s]}
 			t.Errorf("report lacks %q:\n%s", w, out)
 		}
 	}
+}
+
+// runTorch2CUDARefine runs the campaign of TestRefineTorch2CUDA (kiln run,
+// then kiln refine --rounds 1) in a temp folder and returns the data
+// folder; extra are flags given to both verbs.
+func runTorch2CUDARefine(t *testing.T, ctx context.Context, extra ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	fixtures, err := filepath.Abs(filepath.Join("..", "..", "tools", "torch2cuda", "testdata", "synth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := os.ReadFile(filepath.Join(fixtures, "reply_conv.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs, err := torch2cuda.LoadBuiltinProblems()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := [][2]string{
+		{`category "conv"`, string(reply)},
+		{`category "level1"`, "No new problems for this level."},
+	}
+	for _, p := range probs {
+		switch p.Family {
+		case "elementwise":
+			a, err := torch2cuda.BuiltinAnswer(p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules = append(rules, [2]string{`\(task ` + p.ID + `\)`, "```python\n" + a + "```"})
+		case "conv":
+			rules = append(rules, [2]string{`\(task ` + p.ID + `\)`, "```python\nclass ModelNew(nn.Module)\n    pass\n```"})
+		}
+	}
+	rules = append(rules, [2]string{`.`, "```python\nclass ModelNew(nn.Module)\n    pass\n```"})
+	var lines []string
+	for _, r := range rules {
+		b, _ := json.Marshal(map[string]string{"match": r[0], "response": r[1]})
+		lines = append(lines, string(b))
+	}
+	script := filepath.Join(dir, "script.jsonl")
+	specPath := filepath.Join(dir, "t2c-refine.yaml")
+	if err := os.WriteFile(script, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(specPath, []byte(fmt.Sprintf(`name: t2c-refine
+lane: torch2cuda
+tasks: {corpus: builtin, categories: [conv, elementwise], seed: 3, samples_per_task: 1}
+models:
+  - {name: replay, kind: script, script: %s}
+concurrency: 2
+agent: {repair_turns: 0, max_tool_calls: 0}
+refinement: {rounds: 0, factor: 10, synthesizer: replay}
+curation: {benchmarks: [%s]}
+`, script, filepath.Join(fixtures, "benchmark"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, out, errs := runKiln(t, ctx, append(append([]string{"run", "--data", data, "--log-level", "warn"}, extra...), specPath)...); code != 0 {
+		t.Fatalf("kiln run: exit %d\n%s\n%.3000s", code, out, errs)
+	}
+	if code, out, errs := runKiln(t, ctx, append(append([]string{"refine", "--data", data, "--log-level", "warn", "--rounds", "1"}, extra...), "t2c-refine")...); code != 0 {
+		t.Fatalf("kiln refine: exit %d\n%s\n%.3000s", code, out, errs)
+	}
+	return data
 }
