@@ -211,6 +211,7 @@ func rules() (refinement.LaneRules, error) {
 			refinement.BuildTimeoutRule(StageStatic),
 		},
 		Suspect:  func(answer string, _ runs.Task) string { return staticSuspicion(answer) },
+		Features: featureTable(),
 		Identity: refinement.Identity{Files: func(n string) bool { return n == ReferenceFile }, NoPrompt: true, Near: problemTokens},
 		Synth:    synth,
 	}, nil

@@ -98,17 +98,26 @@ func requestSeed(req refinement.SynthRequest) uint64 {
 }
 
 // briefs draws req.K distinct briefs, seeded by the request: the
-// operators of the category's family (a level draws over its families),
+// operators of the category's family (a level draws over its families, a
+// feature over the operators that show it: featureOps),
 // the fusion depth the family allows, and one value of every other pool.
 func (p synthPools) briefs(req refinement.SynthRequest) []map[string]string {
 	seed := requestSeed(req)
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	fams := briefFamilies(req.Category)
+	fops, ffams := p.featureOps(req.Category)
 	seen := map[string]bool{}
 	var out []map[string]string
 	for tries := 0; len(out) < req.K && tries < 50*req.K; tries++ {
 		fam := fams[r.IntN(len(fams))]
-		b := map[string]string{"family": fam, "operators": pick(r, p.Operators[fam])}
+		op := ""
+		if len(fops) > 0 {
+			k := r.IntN(len(fops))
+			fam, op = ffams[k], fops[k]
+		} else {
+			op = pick(r, p.Operators[fam])
+		}
+		b := map[string]string{"family": fam, "operators": op}
 		depths := p.Pools["fusion_depth"]
 		switch fam {
 		case "fusion":

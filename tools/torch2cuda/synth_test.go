@@ -341,3 +341,53 @@ func kernelBenchDir(t *testing.T, src string) string {
 	}
 	return dir
 }
+
+// TestProblemFeatures: the features of some starter problems, and the
+// briefs of a targeted feature draw only operators that show it.
+func TestProblemFeatures(t *testing.T) {
+	t.Parallel()
+	lanes := synthLanes(t)
+	probs, err := LoadBuiltinProblems()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]Problem{}
+	for _, p := range probs {
+		byID[p.ID] = p
+	}
+	for id, want := range map[string][]string{
+		"level1/011_conv_transpose2d": {"conv_transpose"},
+		"level1/009_depthwise_conv2d": {"grouped_conv"},
+		"level1/036_avg_pool3d":       {"volumetric"},
+		"level1/027_softmax":          {"softmax"},
+		"level1/045_broadcast_add":    nil,
+		"level1/001_square_matmul":    {"gemm"},
+		"level1/038_cross_entropy":    {"integer_inputs"},
+	} {
+		p, ok := byID[id]
+		if !ok {
+			t.Fatalf("no starter problem %s", id)
+		}
+		got := lanes.Features.FeaturesOf(runs.Result{Task: runs.Task{Lane: LaneName, Files: map[string]string{ReferenceFile: p.Source}}})
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%s: features %v lack %s", id, got, w)
+			}
+		}
+		if want == nil && len(got) > 0 {
+			t.Errorf("%s: features %v, want none", id, got)
+		}
+	}
+	pools, err := loadPools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range pools.briefs(refinement.SynthRequest{Lane: LaneName, Category: "conv_transpose", K: 4}) {
+		if !strings.Contains(strings.ToLower(b["operators"]), "transpose") {
+			t.Errorf("conv_transpose brief %v", b)
+		}
+	}
+	if d := lanes.Book().Description(LaneName, "conv_transpose"); !strings.Contains(d, "transposed convolutions") {
+		t.Errorf("feature description %q", d)
+	}
+}
