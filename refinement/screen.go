@@ -243,8 +243,10 @@ func (n *nearIndex) offer(c Candidate) string {
 	dd, ok := n.byLane[c.Lane]
 	if !ok {
 		dd, _ = curate.NewDeduper(n.h.Params()) // the default parameters are valid
+		signed := map[string]bool{}             // samples of one task are signed once
 		for _, t := range n.existing {
-			if t.Lane == c.Lane {
+			if h := n.lanes.TaskHash(t); t.Lane == c.Lane && !signed[h] {
+				signed[h] = true
 				dd.Offer(n.h.Doc("existing task "+t.Key, n.lanes.NearTokens(t.Lane, t.Files)))
 			}
 		}

@@ -391,3 +391,28 @@ func TestProblemFeatures(t *testing.T) {
 		t.Errorf("feature description %q", d)
 	}
 }
+
+// TestValidateProblemCPUDevice: a lane that judges on the CPU (Device
+// "cpu") takes the CPU check as final: a sound problem is accepted, not
+// pending, and one that returns its input is still rejected.
+func TestValidateProblemCPUDevice(t *testing.T) {
+	t.Parallel()
+	l := newLane(t, "cpu")
+	reply, err := os.ReadFile("testdata/synth/reply_conv.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, errs := synthLanes(t).ParseSynthesized(LaneName, string(reply))
+	if len(errs) > 0 || len(cands) < 3 {
+		t.Fatalf("fixture reply: %d candidates, %v", len(cands), errs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := l.ValidateProblem(ctx, cands[0]); err != nil {
+		t.Errorf("sound problem: %v", err)
+	}
+	var re *RejectError
+	if err := l.ValidateProblem(ctx, cands[2]); !errors.As(err, &re) || re.Reason != ReasonReturnsInput {
+		t.Errorf("a problem returning its input: %v", err)
+	}
+}
