@@ -117,13 +117,7 @@ type ScreenOptions struct {
 // duplicates by that hash are dropped after preparation (see Preparer).
 func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted []Candidate, rejected []Rejection, err error) {
 	lanes := opt.Lanes.orGeneric()
-	seen := map[string]string{} // hash -> what it is
-	for _, t := range opt.Existing {
-		h := lanes.TaskHash(t)
-		if _, ok := seen[h]; !ok {
-			seen[h] = "existing task " + t.Key
-		}
-	}
+	seen := existingHashes(lanes, opt.Existing) // hash -> what it is
 	near, err := newNearIndex(lanes, opt.Existing)
 	if err != nil {
 		return nil, nil, err
@@ -147,11 +141,7 @@ func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted
 			fresh = append(fresh, c)
 			continue
 		}
-		if what, dup := seen[c.Hash]; dup {
-			rejected = append(rejected, Rejection{c, fmt.Errorf("%w: same normalised source as %s", ErrDuplicate, what)})
-			continue
-		}
-		if what := near.offer(c); what != "" {
+		if what := duplicateOf(seen, near, c); what != "" {
 			rejected = append(rejected, Rejection{c, fmt.Errorf("%w: %s", ErrDuplicate, what)})
 			continue
 		}
@@ -214,6 +204,28 @@ func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted
 		}
 	}
 	return accepted, rejected, ctx.Err()
+}
+
+// existingHashes maps the identity hash of every existing task to what
+// it is ("existing task KEY", the first one).
+func existingHashes(lanes *Lanes, existing []runs.Task) map[string]string {
+	seen := map[string]string{}
+	for _, t := range existing {
+		h := lanes.TaskHash(t)
+		if _, ok := seen[h]; !ok {
+			seen[h] = "existing task " + t.Key
+		}
+	}
+	return seen
+}
+
+// duplicateOf says what c duplicates, exactly (seen) or nearly (near,
+// which then keeps c for the candidates after it); "" when nothing.
+func duplicateOf(seen map[string]string, near *nearIndex, c Candidate) string {
+	if what, dup := seen[c.Hash]; dup {
+		return "same normalised source as " + what
+	}
+	return near.offer(c)
 }
 
 // nearIndex finds near duplicates (Identity.Near) among the existing

@@ -513,6 +513,24 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 	for _, ch := range d.Choices {
 		fmt.Fprintf(out, "    %s (%s): %s\n", ch.Category, ch.Kind, ch.Reason)
 	}
+	printSynth(out, d)
+	cats := make([]string, 0, len(d.Drawn))
+	for c := range d.Drawn {
+		cats = append(cats, c)
+	}
+	sort.Strings(cats)
+	var parts []string
+	for _, c := range cats {
+		parts = append(parts, fmt.Sprintf("%s %d", c, d.Drawn[c]))
+	}
+	fmt.Fprintf(out, "  round %d: %d tasks = %d drawn from the corpus (%s) + %d synthesised\n",
+		d.NextRound, d.Tasks, d.DrawnTasks, strings.Join(parts, ", "), d.SynthTasks)
+}
+
+// printSynth prints a round record's synthesis: per category what was
+// asked, accepted, dropped (and why) and left pending, then the pending
+// candidates of the round before screened again.
+func printSynth(out io.Writer, d engine.RoundRecord) {
 	for _, s := range d.Synth {
 		nInv, nDup, nParse := 0, 0, 0
 		for _, r := range s.Rejected {
@@ -548,17 +566,6 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 		}
 		fmt.Fprintf(out, "  carried %s #%d %s (pending since round %d): %s\n", cc.Category, cc.Index, cc.Function, cc.FromRound, what)
 	}
-	cats := make([]string, 0, len(d.Drawn))
-	for c := range d.Drawn {
-		cats = append(cats, c)
-	}
-	sort.Strings(cats)
-	var parts []string
-	for _, c := range cats {
-		parts = append(parts, fmt.Sprintf("%s %d", c, d.Drawn[c]))
-	}
-	fmt.Fprintf(out, "  round %d: %d tasks = %d drawn from the corpus (%s) + %d synthesised\n",
-		d.NextRound, d.Tasks, d.DrawnTasks, strings.Join(parts, ", "), d.SynthTasks)
 }
 
 // fastText is a fast_1 rate with its interval ("-" when not measured).
