@@ -258,6 +258,7 @@ func TestValidateSyntheses(t *testing.T) {
 	if testRegistry.GPU().Present {
 		t.Skip("a GPU host: TestValidateSynthesesOnGPU (-tags gpu) checks there")
 	}
+	l.cfg.Synth.CPURSS = 3 << 30 // the too large problem dies sooner (TestRefineTorch2CUDA in cmd/kiln keeps the default)
 	reply, err := os.ReadFile("testdata/synth/reply_conv.md")
 	if err != nil {
 		t.Fatal(err)
