@@ -95,4 +95,11 @@ func TestRefineTorch2CUDAOnGPU(t *testing.T) {
 	if synth != 2 {
 		t.Errorf("%d synthesised results in round 1, want 2", synth)
 	}
+	// The report gives fast_1 before and after per category beside the
+	// pass rates (elementwise's answers are judged and timed here).
+	code, out, errs := runKiln(t, ctx, "report", "--data", data, "t2c-refine-refine")
+	if code != 0 || !strings.Contains(out, "FAST_1 BEFORE") || !strings.Contains(out, "FAST_1 AFTER") {
+		t.Errorf("kiln report (exit %d, %s):\n%s", code, errs, out)
+	}
+	t.Logf("kiln report:\n%s", out)
 }
