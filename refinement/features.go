@@ -30,6 +30,10 @@ type FeatureTable struct {
 	// cuda-synth, whose source is the answer). Used by FeaturesOf.
 	AnswerAs string
 	Rules    []FeatureRule
+	// Prepare, when set, rewrites each file before the C-family lexer
+	// reads it (a lane whose sources are not C-like: Python's # comments
+	// and // operator); nil keeps them.
+	Prepare func(name, body string) string
 }
 
 // Source is a task's prepared source as feature rules see it.
@@ -82,6 +86,7 @@ type compiledFeature struct {
 type compiledFeatureTable struct {
 	files    func(string) bool
 	answerAs string
+	prepare  func(string, string) string
 	rules    []compiledFeature
 }
 
@@ -98,7 +103,7 @@ func NewFeaturizer(tables ...FeatureTable) (*Featurizer, error) {
 		if _, dup := f.lanes[t.Lane]; dup {
 			return nil, &tableError{t.Lane, "given twice"}
 		}
-		ct := &compiledFeatureTable{files: t.Files, answerAs: t.AnswerAs}
+		ct := &compiledFeatureTable{files: t.Files, answerAs: t.AnswerAs, prepare: t.Prepare}
 		for _, r := range t.Rules {
 			if r.Name == "" || (r.Pattern == "") == (r.Detect == nil) {
 				return nil, &tableError{t.Lane, "feature " + r.Name + ": need a name and exactly one of pattern and detect"}
@@ -140,7 +145,11 @@ func (f *Featurizer) Features(lane string, files map[string]string) []string {
 	sort.Strings(names)
 	var b strings.Builder
 	for _, n := range names {
-		b.WriteString(files[n])
+		body := files[n]
+		if t.prepare != nil {
+			body = t.prepare(n, body)
+		}
+		b.WriteString(body)
 		b.WriteString("\n;\n") // a file boundary ends any declaration
 	}
 	src := &Source{src: lexC(b.String(), false)}

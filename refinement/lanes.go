@@ -49,6 +49,12 @@ type Identity struct {
 	// layout are dropped after it), to leave out what does not make two
 	// tasks differ; nil keeps it.
 	File func(name, body string) string
+	// Near, when set, makes near duplicates duplicates too: it turns an
+	// identity file (after File) into tokens, and Screen drops a
+	// candidate whose tokens' MinHash signature (runs/curate, its default
+	// parameters) is near an existing task's or an earlier candidate's.
+	// nil: only exact duplicates of the normalised identity are dropped.
+	Near func(name, body string) []string
 }
 
 // SynthFormat is a lane's resynthesis format: the prompt templates the
@@ -71,6 +77,12 @@ type SynthFormat struct {
 	// FilesOnly drops the prompt from an example that shows files (a lane
 	// whose prompt is rendered from them).
 	FilesOnly bool
+	// Vary, when set, gives the request's Briefs: one set of persona
+	// variables per task asked for (the lane's own pools: operators,
+	// shapes, dtypes, ...), which the templates show as each task's
+	// brief. It must be deterministic for the request, and should draw
+	// different briefs for different requests, so that no prompt repeats.
+	Vary func(req SynthRequest) []map[string]string
 }
 
 // SynthTemplates reads a lane's resynthesis folder dir in fsys: the
@@ -212,6 +224,32 @@ func (l *Lanes) SourceHash(lane string, files map[string]string, prompt string) 
 		fmt.Fprintf(h, "prompt\x00%d\x00%s", len(p), p)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// NearTokens returns the tokens of a task's identity files for
+// near-duplicate detection (Identity.Near), files in name order; nil when
+// the lane has no Near.
+func (l *Lanes) NearTokens(lane string, files map[string]string) []string {
+	id := l.orGeneric().rules[lane].Identity
+	if id.Near == nil {
+		return nil
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		if id.Files == nil || id.Files(n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		body := files[n]
+		if id.File != nil {
+			body = id.File(n, body)
+		}
+		out = append(out, id.Near(n, body)...)
+	}
+	return out
 }
 
 // TaskHash is SourceHash of an existing task.

@@ -41,6 +41,13 @@ type Delta struct {
 	LiftHigh *float64 `json:"lift_ci_high,omitempty"`
 	// Targeted: the previous round's selection chose this category.
 	Targeted bool `json:"targeted"`
+	// Fast1Before and Fast1After are fast_1 (correct, not suspected and
+	// faster than the reference: SpeedStats) in the before round and in
+	// this one, with their 95% intervals, for lanes whose verdicts measure
+	// speed (torch2cuda); nil where the round has no such verdict of the
+	// category.
+	Fast1Before *Rate `json:"fast_1_before,omitempty"`
+	Fast1After  *Rate `json:"fast_1_after,omitempty"`
 }
 
 // LabelCount is one fine label's count in a round.
@@ -112,6 +119,7 @@ func BuildReport(in ReportInput) Report {
 		}
 	}
 	rep := Report{Lane: in.Lane}
+	fast1 := fast1ByRound(in.Results)
 	prevChosen := map[string]bool{}
 	for i, rs := range byCat {
 		rr := RoundReport{Round: rs.Round, Chosen: in.Chosen[rs.Round]}
@@ -129,6 +137,13 @@ func BuildReport(in ReportInput) Report {
 			})
 		}
 		rr.Categories = deltas(byCat[:i], rs, prevChosen)
+		for k := range rr.Categories {
+			d := &rr.Categories[k]
+			d.Fast1After = fast1[rs.Round][d.Category]
+			if d.BeforeRound != nil {
+				d.Fast1Before = fast1[*d.BeforeRound][d.Category]
+			}
+		}
 		if byFeat != nil {
 			rr.Features = deltas(byFeat[:i], byFeat[i], prevChosen)
 		}
@@ -144,6 +159,27 @@ func BuildReport(in ReportInput) Report {
 	}
 	rep.Series = SeriesOf(byCat)
 	return rep
+}
+
+// fast1ByRound is fast_1 per round and task category, for the results
+// with speed figures (SpeedStatsBy).
+func fast1ByRound(results []runs.Result) map[int]map[string]*Rate {
+	byRound := map[int][]runs.Result{}
+	for _, r := range results {
+		byRound[r.Task.Round] = append(byRound[r.Task.Round], r)
+	}
+	out := map[int]map[string]*Rate{}
+	for round, rs := range byRound {
+		for _, s := range SpeedStatsBy(rs, ByCategory) {
+			if f, ok := s.Fast[FastKey(1)]; ok && !isPseudo(s.Category) {
+				if out[round] == nil {
+					out[round] = map[string]*Rate{}
+				}
+				out[round][s.Category] = &f
+			}
+		}
+	}
+	return out
 }
 
 func addCost(a, b Cost) Cost {

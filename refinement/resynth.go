@@ -200,6 +200,10 @@ type SynthRequest struct {
 	Examples []Example
 	// Avoid lists names the new tasks must not use (existing functions).
 	Avoid []string
+	// Briefs are the persona variables of each task asked for (the
+	// lane's SynthFormat.Vary fills them when nil); templates may show
+	// them.
+	Briefs []map[string]string
 }
 
 // SynthPrompt is a rendered resynthesis prompt.
@@ -213,12 +217,14 @@ type SynthPrompt struct {
 type PromptBook struct {
 	lanes        map[string]*template.Template
 	descriptions map[string]map[string]string
+	vary         map[string]func(SynthRequest) []map[string]string
 	features     *Featurizer
 }
 
 // newPromptBook parses the lanes' resynthesis templates.
 func newPromptBook(rs []LaneRules, features *Featurizer) (*PromptBook, error) {
-	b := &PromptBook{lanes: map[string]*template.Template{}, descriptions: map[string]map[string]string{}, features: features}
+	b := &PromptBook{lanes: map[string]*template.Template{}, descriptions: map[string]map[string]string{},
+		vary: map[string]func(SynthRequest) []map[string]string{}, features: features}
 	for _, r := range rs {
 		if r.Synth == nil {
 			continue
@@ -227,6 +233,9 @@ func newPromptBook(rs []LaneRules, features *Featurizer) (*PromptBook, error) {
 			return nil, fmt.Errorf("refinement prompts: lane %s: no templates", r.Lane)
 		}
 		b.descriptions[r.Lane] = r.Synth.Categories
+		if r.Synth.Vary != nil {
+			b.vary[r.Lane] = r.Synth.Vary
+		}
 		t := template.New(r.Lane).Funcs(templateFuncs()).Option("missingkey=error")
 		for _, name := range []string{"synth_system.tmpl", "synth_user.tmpl"} {
 			raw, err := fs.ReadFile(r.Synth.Templates, name)
@@ -274,6 +283,9 @@ func (b *PromptBook) Build(req SynthRequest) (SynthPrompt, error) {
 	}
 	if req.Description == "" {
 		req.Description = b.Description(req.Lane, req.Category)
+	}
+	if v := b.vary[req.Lane]; v != nil && req.Briefs == nil {
+		req.Briefs = v(req)
 	}
 	for i := range req.Examples {
 		if req.Examples[i].Files == nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/curate"
 )
 
 // Validator checks that a candidate is a usable task (for c2x86: both
@@ -66,6 +67,13 @@ var _ Preparer = PrepareFunc(nil)
 // candidate (it is retried when the campaign resumes).
 var ErrValidatorBroken = errors.New("validator could not run")
 
+// ErrPending marks a candidate that passed every check this host can
+// make while the rest need another host (a GPU): a Validator wraps it, and
+// Screen returns the candidate among the rejections with that error, not
+// wrapped in ErrInvalid: it is neither accepted nor invalid, it waits, as
+// a pending verdict does.
+var ErrPending = errors.New("validation pending")
+
 // Sentinel errors of Screen's rejections.
 var (
 	// ErrDuplicate: the candidate's normalised source equals an existing
@@ -96,22 +104,23 @@ type ScreenOptions struct {
 }
 
 // Screen drops duplicates (by Lanes.SourceHash, against opt.Existing and earlier
-// candidates, in order) and validates the rest with at most opt.Parallel
+// candidates, in order; near ones too for a lane with Identity.Near) and validates the rest with at most opt.Parallel
 // validations at a time. Accepted candidates keep their input order. When
 // ctx ends, candidates not yet validated are rejected with ctx's error and
 // Screen returns it too; accepted ones are still returned.
+//
+// A candidate whose validation is pending (ErrPending) is among the
+// rejections with its error as the validator gave it.
 //
 // When opt.Validator is a Preparer, the accepted candidates are the
 // prepared ones, with Hash recomputed from their prepared files, and the
 // duplicates by that hash are dropped after preparation (see Preparer).
 func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted []Candidate, rejected []Rejection, err error) {
 	lanes := opt.Lanes.orGeneric()
-	seen := map[string]string{} // hash -> what it is
-	for _, t := range opt.Existing {
-		h := lanes.TaskHash(t)
-		if _, ok := seen[h]; !ok {
-			seen[h] = "existing task " + t.Key
-		}
+	seen := existingHashes(lanes, opt.Existing) // hash -> what it is
+	near, err := newNearIndex(lanes, opt.Existing)
+	if err != nil {
+		return nil, nil, err
 	}
 	prep, preparing := opt.Validator.(Preparer)
 	var fresh []Candidate
@@ -132,8 +141,8 @@ func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted
 			fresh = append(fresh, c)
 			continue
 		}
-		if what, dup := seen[c.Hash]; dup {
-			rejected = append(rejected, Rejection{c, fmt.Errorf("%w: same normalised source as %s", ErrDuplicate, what)})
+		if what := duplicateOf(seen, near, c); what != "" {
+			rejected = append(rejected, Rejection{c, fmt.Errorf("%w: %s", ErrDuplicate, what)})
 			continue
 		}
 		seen[c.Hash] = fmt.Sprintf("candidate %d", c.Index)
@@ -188,11 +197,75 @@ func Screen(ctx context.Context, cands []Candidate, opt ScreenOptions) (accepted
 			accepted = append(accepted, p)
 		case e == nil:
 			accepted = append(accepted, c)
-		case errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded):
+		case errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded) || errors.Is(e, ErrPending):
 			rejected = append(rejected, Rejection{c, e})
 		default:
 			rejected = append(rejected, Rejection{c, fmt.Errorf("%w: %w", ErrInvalid, e)})
 		}
 	}
 	return accepted, rejected, ctx.Err()
+}
+
+// existingHashes maps the identity hash of every existing task to what
+// it is ("existing task KEY", the first one).
+func existingHashes(lanes *Lanes, existing []runs.Task) map[string]string {
+	seen := map[string]string{}
+	for _, t := range existing {
+		h := lanes.TaskHash(t)
+		if _, ok := seen[h]; !ok {
+			seen[h] = "existing task " + t.Key
+		}
+	}
+	return seen
+}
+
+// duplicateOf says what c duplicates, exactly (seen) or nearly (near,
+// which then keeps c for the candidates after it); "" when nothing.
+func duplicateOf(seen map[string]string, near *nearIndex, c Candidate) string {
+	if what, dup := seen[c.Hash]; dup {
+		return "same normalised source as " + what
+	}
+	return near.offer(c)
+}
+
+// nearIndex finds near duplicates (Identity.Near) among the existing
+// tasks and the candidates offered, per lane.
+type nearIndex struct {
+	lanes    *Lanes
+	existing []runs.Task
+	h        *curate.Hasher
+	byLane   map[string]*curate.Deduper
+}
+
+func newNearIndex(lanes *Lanes, existing []runs.Task) (*nearIndex, error) {
+	h, err := curate.NewHasher(curate.DefaultParams())
+	if err != nil {
+		return nil, fmt.Errorf("refinement: %w", err)
+	}
+	return &nearIndex{lanes: lanes, existing: existing, h: h, byLane: map[string]*curate.Deduper{}}, nil
+}
+
+// offer says what c nearly duplicates ("" when nothing: c is then kept
+// for the candidates after it).
+func (n *nearIndex) offer(c Candidate) string {
+	tokens := n.lanes.NearTokens(c.Lane, c.Files)
+	if tokens == nil {
+		return ""
+	}
+	dd, ok := n.byLane[c.Lane]
+	if !ok {
+		dd, _ = curate.NewDeduper(n.h.Params()) // the default parameters are valid
+		signed := map[string]bool{}             // samples of one task are signed once
+		for _, t := range n.existing {
+			if h := n.lanes.TaskHash(t); t.Lane == c.Lane && !signed[h] {
+				signed[h] = true
+				dd.Offer(n.h.Doc("existing task "+t.Key, n.lanes.NearTokens(t.Lane, t.Files)))
+			}
+		}
+		n.byLane[c.Lane] = dd
+	}
+	if dup, sim := dd.Offer(n.h.Doc(fmt.Sprintf("candidate %d", c.Index), tokens)); dup != "" {
+		return fmt.Sprintf("near duplicate (estimated similarity %.2f) of %s", sim, dup)
+	}
+	return ""
 }

@@ -63,3 +63,50 @@ func TestSpeedStats(t *testing.T) {
 		t.Error("a pending result counted as judged")
 	}
 }
+
+// TestReportFast1: the refinement report gives each category's fast_1
+// before and after, with intervals, beside its pass rate; a category
+// without speed figures (pending verdicts only) has none.
+func TestReportFast1(t *testing.T) {
+	t.Parallel()
+	res := func(round int, key, cat string, speedup float64, pending bool) runs.Result {
+		v := runs.Verdict{Pass: true, Measurements: map[string]float64{"correct": 1, "speedup": speedup}}
+		if speedup == 0 {
+			v = runs.Verdict{Class: "wrong_output", Measurements: map[string]float64{"correct": 0}}
+		}
+		if pending {
+			v = runs.Verdict{Pass: true, Stages: []byte(`[{"name":"gpu-judge","skipped":true}]`)}
+		}
+		return runs.Result{Task: runs.Task{Round: round, Key: key, Categories: []string{cat}}, Verdict: v}
+	}
+	rs := []runs.Result{
+		res(0, "r0/a#0", "matmul", 2, false), res(0, "r0/b#0", "matmul", 0.5, false),
+		res(0, "r0/c#0", "matmul", 0, false), res(0, "r0/d#0", "matmul", 0, false),
+		res(1, "r1/a#0", "matmul", 2, false), res(1, "r1/b#0", "matmul", 1.5, false),
+		res(1, "r1/c#0", "matmul", 3, false), res(1, "r1/d#0", "matmul", 0, false),
+		res(0, "r0/e#0", "conv", 0, true), res(1, "r1/e#0", "conv", 0, true),
+	}
+	rep := BuildReport(ReportInput{Results: rs, Chosen: map[int][]Choice{0: {{Category: "matmul"}}}})
+	if len(rep.Rounds) != 2 {
+		t.Fatalf("%d rounds", len(rep.Rounds))
+	}
+	var mm, conv *Delta
+	for i, d := range rep.Rounds[1].Categories {
+		switch d.Category {
+		case "matmul":
+			mm = &rep.Rounds[1].Categories[i]
+		case "conv":
+			conv = &rep.Rounds[1].Categories[i]
+		}
+	}
+	if mm == nil || !mm.Targeted || mm.Fast1Before == nil || mm.Fast1After == nil {
+		t.Fatalf("matmul delta %+v", mm)
+	}
+	if b, a := *mm.Fast1Before, *mm.Fast1After; b.Count != 1 || b.Rate != 0.25 || a.Count != 3 || a.Rate != 0.75 ||
+		b.Low > b.Rate || b.High < b.Rate || a.Low > a.Rate || a.High < a.Rate {
+		t.Errorf("fast_1 before %+v after %+v, want 1/4 and 3/4", b, a)
+	}
+	if conv == nil || conv.Fast1After != nil || conv.Fast1Before != nil {
+		t.Errorf("conv (pending only) has fast_1: %+v", conv)
+	}
+}

@@ -458,7 +458,12 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 	fmt.Fprintf(out, "\nround %d: %d tasks, %s, %d prompt + %d completion tokens\n",
 		rr.Round, rr.Overall.Total, outcomeText(rr.Overall), rr.Cost.PromptTokens, rr.Cost.CompletionTokens)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  CATEGORY\tTARGETED\tBEFORE\tAFTER\tLIFT\t95% CI OF LIFT")
+	speed := slices.ContainsFunc(rr.Categories, func(c refinement.Delta) bool { return c.Fast1After != nil || c.Fast1Before != nil })
+	fmt.Fprint(tw, "  CATEGORY\tTARGETED\tBEFORE\tAFTER\tLIFT\t95% CI OF LIFT")
+	if speed {
+		fmt.Fprint(tw, "\tFAST_1 BEFORE\tFAST_1 AFTER")
+	}
+	fmt.Fprintln(tw)
 	for _, c := range rr.Categories {
 		before, lift, ci := "-", "-", "-"
 		if c.Before != nil {
@@ -472,8 +477,12 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 		if c.Targeted {
 			tg = "yes"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d/%d (%s)\t%s\t%s\n", c.Category, tg, before, c.After.Pass, c.After.Judged,
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d/%d (%s)\t%s\t%s", c.Category, tg, before, c.After.Pass, c.After.Judged,
 			rateText(c.After), lift, ci)
+		if speed {
+			fmt.Fprintf(tw, "\t%s\t%s", fastText(c.Fast1Before), fastText(c.Fast1After))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	if len(rr.Domains) > 0 {
@@ -504,6 +513,24 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 	for _, ch := range d.Choices {
 		fmt.Fprintf(out, "    %s (%s): %s\n", ch.Category, ch.Kind, ch.Reason)
 	}
+	printSynth(out, d)
+	cats := make([]string, 0, len(d.Drawn))
+	for c := range d.Drawn {
+		cats = append(cats, c)
+	}
+	sort.Strings(cats)
+	var parts []string
+	for _, c := range cats {
+		parts = append(parts, fmt.Sprintf("%s %d", c, d.Drawn[c]))
+	}
+	fmt.Fprintf(out, "  round %d: %d tasks = %d drawn from the corpus (%s) + %d synthesised\n",
+		d.NextRound, d.Tasks, d.DrawnTasks, strings.Join(parts, ", "), d.SynthTasks)
+}
+
+// printSynth prints a round record's synthesis: per category what was
+// asked, accepted, dropped (and why) and left pending, then the pending
+// candidates of the round before screened again.
+func printSynth(out io.Writer, d engine.RoundRecord) {
 	for _, s := range d.Synth {
 		nInv, nDup, nParse := 0, 0, 0
 		for _, r := range s.Rejected {
@@ -528,18 +555,25 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 			}
 			fmt.Fprintf(out, "    dropped #%d%s (%s): %s\n", r.Index, fn, r.Stage, truncate(r.Reason, 200))
 		}
+		for _, r := range s.Pending {
+			fmt.Fprintf(out, "    pending #%d %s (waits for a host that can finish its checks): %s\n", r.Index, r.Function, truncate(r.Reason, 200))
+		}
 	}
-	cats := make([]string, 0, len(d.Drawn))
-	for c := range d.Drawn {
-		cats = append(cats, c)
+	for _, cc := range d.Carried {
+		what := cc.Stage
+		if cc.Reason != "" {
+			what += ": " + truncate(cc.Reason, 200)
+		}
+		fmt.Fprintf(out, "  carried %s #%d %s (pending since round %d): %s\n", cc.Category, cc.Index, cc.Function, cc.FromRound, what)
 	}
-	sort.Strings(cats)
-	var parts []string
-	for _, c := range cats {
-		parts = append(parts, fmt.Sprintf("%s %d", c, d.Drawn[c]))
+}
+
+// fastText is a fast_1 rate with its interval ("-" when not measured).
+func fastText(r *refinement.Rate) string {
+	if r == nil {
+		return "-"
 	}
-	fmt.Fprintf(out, "  round %d: %d tasks = %d drawn from the corpus (%s) + %d synthesised\n",
-		d.NextRound, d.Tasks, d.DrawnTasks, strings.Join(parts, ", "), d.SynthTasks)
+	return fmt.Sprintf("%.1f%% [%.0f, %.0f]", 100*r.Rate, 100*r.Low, 100*r.High)
 }
 
 // writeFileAtomic writes path through a temp file and a rename.

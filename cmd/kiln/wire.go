@@ -232,7 +232,7 @@ func (w *wiring) lane(ctx context.Context, sp *spec.Spec) (tools.Lane, error) {
 func kitTasks(sp *spec.Spec) kit.Tasks {
 	t := sp.Tasks
 	out := kit.Tasks{Corpus: t.Corpus, FromCampaign: t.FromCampaign, Categories: t.Categories, Limit: t.Limit, Seed: t.Seed,
-		SamplesPerTask: t.SamplesPerTask}
+		SamplesPerTask: t.SamplesPerTask, Benchmarks: sp.Curation.Benchmarks}
 	if t.Templates != nil {
 		out.Templates = &kit.Templates{Dir: t.Templates.Dir, Pools: t.Templates.Pools}
 	}

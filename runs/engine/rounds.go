@@ -210,7 +210,34 @@ type RoundRecord struct {
 	SynthTasks int            `json:"synth_tasks"`
 	Tasks      int            `json:"tasks"`
 	DecidedAt  time.Time      `json:"decided_at"`
+	// Carried are the candidates the round before left pending
+	// (SynthRecord.Pending, or Carried still pending), screened again at
+	// this transition: on a host that runs the checks they waited for,
+	// they are accepted (their tasks counted in SynthTasks) or rejected;
+	// elsewhere they stay pending for the next transition.
+	Carried []CarriedCandidate `json:"carried,omitempty"`
 }
+
+// CarriedCandidate is a pending candidate of an earlier round, screened
+// again.
+type CarriedCandidate struct {
+	// FromRound is the round whose transition synthesised it; Category,
+	// ReplyBlob and Index find its block in the synthesiser's reply.
+	FromRound int    `json:"from_round"`
+	Category  string `json:"category"`
+	ReplyBlob string `json:"reply_blob"`
+	Index     int    `json:"index"`
+	Function  string `json:"function,omitempty"`
+	// Stage is "accepted", RejectPending, RejectDuplicate or
+	// RejectInvalid; Reason says why it is not accepted; Keys are the
+	// tasks of an accepted one.
+	Stage  string   `json:"stage"`
+	Reason string   `json:"reason,omitempty"`
+	Keys   []string `json:"keys,omitempty"`
+}
+
+// CarryAccepted is CarriedCandidate.Stage of an accepted candidate.
+const CarryAccepted = "accepted"
 
 // SynthRecord is one targeted category's resynthesis.
 type SynthRecord struct {
@@ -232,6 +259,10 @@ type SynthRecord struct {
 	LatencyMS        int64         `json:"latency_ms"`
 	Accepted         []SynthTask   `json:"accepted,omitempty"`
 	Rejected         []SynthReject `json:"rejected,omitempty"`
+	// Pending are candidates whose checks wait for another host (a GPU;
+	// refinement.ErrPending): neither accepted nor rejected, no task
+	// queued. Stage is RejectPending, Reason what waits.
+	Pending []SynthReject `json:"pending,omitempty"`
 }
 
 // SynthTask is an accepted candidate and the keys of its tasks.
@@ -248,6 +279,8 @@ const (
 	RejectParse     = "parse"
 	RejectDuplicate = "duplicate"
 	RejectInvalid   = "invalid"
+	// RejectPending is the stage of SynthRecord.Pending: not a rejection.
+	RejectPending = "pending"
 )
 
 // SynthReject is a block of the reply that gave no task, and why.
@@ -365,10 +398,15 @@ func (r *runner) advance(ctx context.Context, rf *Refine) (bool, error) {
 		return false, err
 	}
 	r.note(ctx, fmt.Sprintf("round %d: validating synthesised tasks", round+1))
-	synthTasks, err := r.screen(ctx, rf, c.Lane, round+1, rec.Synth, tasks)
+	carried, err := r.screenCarried(ctx, rf, c.ID, c.Lane, round, tasks, &rec)
 	if err != nil {
 		return false, err
 	}
+	synthTasks, err := r.screen(ctx, rf, c.Lane, round+1, rec.Synth, append(tasks, carried...))
+	if err != nil {
+		return false, err
+	}
+	synthTasks = append(carried, synthTasks...)
 	drawn, err := rf.Draw(round+1, d.Weights)
 	if err != nil {
 		return false, fmt.Errorf("draw round %d: %w", round+1, err)
@@ -579,7 +617,7 @@ func (r *runner) screen(ctx context.Context, rf *Refine, lane string, next int, 
 	var cands []refinement.Candidate
 	for i := range synth {
 		s := &synth[i]
-		s.Accepted, s.Rejected = nil, nil
+		s.Accepted, s.Rejected, s.Pending = nil, nil, nil
 		where[s.Category] = i
 		if s.ReplyBlob == "" {
 			continue
@@ -612,11 +650,16 @@ func (r *runner) screen(ctx context.Context, rf *Refine, lane string, next int, 
 		if errors.Is(rj.Err, ErrValidatorBroken) {
 			return nil, rj.Err
 		}
+		s := &synth[where[rj.Candidate.Category]]
+		if errors.Is(rj.Err, refinement.ErrPending) {
+			s.Pending = append(s.Pending, SynthReject{Index: rj.Candidate.Index, Function: rj.Candidate.Function,
+				Stage: RejectPending, Reason: oneLine(rj.Err.Error(), 600)})
+			continue
+		}
 		stage := RejectInvalid
 		if errors.Is(rj.Err, refinement.ErrDuplicate) {
 			stage = RejectDuplicate
 		}
-		s := &synth[where[rj.Candidate.Category]]
 		s.Rejected = append(s.Rejected, SynthReject{Index: rj.Candidate.Index, Function: rj.Candidate.Function,
 			Stage: stage, Reason: oneLine(rj.Err.Error(), 600)})
 	}
@@ -636,6 +679,107 @@ func (r *runner) screen(ctx context.Context, rf *Refine, lane string, next int, 
 	}
 	for i := range synth {
 		sort.Slice(synth[i].Rejected, func(a, b int) bool { return synth[i].Rejected[a].Index < synth[i].Rejected[b].Index })
+	}
+	return out, nil
+}
+
+// screenCarried screens again the candidates round-1's record left
+// pending, recording each outcome in rec.Carried, and returns the tasks of
+// the accepted ones for round+1 (none for round 0).
+func (r *runner) screenCarried(ctx context.Context, rf *Refine, campaignID, lane string, round int, tasks []runs.Task,
+	rec *RoundRecord) ([]runs.Task, error) {
+	rec.Carried = nil
+	if round == 0 {
+		return nil, nil
+	}
+	prev, _, err := r.storedRound(ctx, campaignID, round-1)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range prev.Synth {
+		for _, p := range s.Pending {
+			rec.Carried = append(rec.Carried, CarriedCandidate{FromRound: round - 1, Category: s.Category, ReplyBlob: s.ReplyBlob,
+				Index: p.Index, Function: p.Function})
+		}
+	}
+	for _, cc := range prev.Carried {
+		if cc.Stage == RejectPending {
+			rec.Carried = append(rec.Carried, CarriedCandidate{FromRound: cc.FromRound, Category: cc.Category,
+				ReplyBlob: cc.ReplyBlob, Index: cc.Index, Function: cc.Function})
+		}
+	}
+	if len(rec.Carried) == 0 {
+		return nil, nil
+	}
+	cands, err := r.carriedCandidates(rf, lane, rec.Carried)
+	if err != nil {
+		return nil, err
+	}
+	existing := append(append([]runs.Task(nil), rf.Corpus...), tasks...)
+	accepted, rejected, err := refinement.Screen(ctx, cands, refinement.ScreenOptions{
+		Existing: existing, Validator: rf.Validator, Parallel: rf.ValidateParallel, Lanes: rf.Lanes})
+	if err != nil {
+		return nil, err
+	}
+	for _, rj := range rejected {
+		cc := &rec.Carried[rj.Candidate.Index]
+		switch {
+		case errors.Is(rj.Err, ErrValidatorBroken):
+			return nil, rj.Err
+		case errors.Is(rj.Err, refinement.ErrPending):
+			cc.Stage = RejectPending
+		case errors.Is(rj.Err, refinement.ErrDuplicate):
+			cc.Stage = RejectDuplicate
+		default:
+			cc.Stage = RejectInvalid
+		}
+		cc.Reason = oneLine(rj.Err.Error(), 600)
+	}
+	var out []runs.Task
+	for _, c := range accepted {
+		cc := &rec.Carried[c.Index]
+		c.Index = cc.Index
+		ts, err := rf.FromCandidate(round+1, c)
+		if err != nil {
+			return nil, fmt.Errorf("tasks of carried %s %d: %w", c.Category, c.Index, err)
+		}
+		cc.Stage = CarryAccepted
+		for _, t := range ts {
+			cc.Keys = append(cc.Keys, t.Key)
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
+// carriedCandidates parses the carried candidates out of their replies;
+// each candidate's Index is its position in carried (Screen reports by
+// candidate). A block that no longer parses is an error: the lane changed
+// under a stored reply.
+func (r *runner) carriedCandidates(rf *Refine, lane string, carried []CarriedCandidate) ([]refinement.Candidate, error) {
+	replies := map[string][]refinement.Candidate{}
+	var out []refinement.Candidate
+	for i, cc := range carried {
+		cs, ok := replies[cc.ReplyBlob]
+		if !ok {
+			reply, err := r.e.Store.Blobs().Get(cc.ReplyBlob)
+			if err != nil {
+				return nil, fmt.Errorf("read synthesiser reply: %w", err)
+			}
+			cs, _ = rf.Lanes.ParseSynthesized(lane, string(reply))
+			replies[cc.ReplyBlob] = cs
+		}
+		found := false
+		for _, c := range cs {
+			if c.Index == cc.Index {
+				c.Category, c.Index, found = cc.Category, i, true
+				out = append(out, c)
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("carried candidate %d of round %d (%s): its block no longer parses", cc.Index, cc.FromRound, cc.Category)
+		}
 	}
 	return out, nil
 }

@@ -359,3 +359,76 @@ func TestRoundsStopBetweenRounds(t *testing.T) {
 		t.Fatalf("after the rerun: %+v %+v, %d calls", got, n, s.count("hard"))
 	}
 }
+
+// TestRoundsCarryPending: a candidate whose validation is pending (the
+// checks it needs wait for another host) is neither accepted nor
+// rejected; the next transition screens it again, and once the host can
+// run its checks it is accepted and its task queued.
+func TestRoundsCarryPending(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openStore(t)
+	c := newCampaign(t, st)
+	s := &synth{calls: map[string]int{}, reply: func(cat string, n int) (string, error) {
+		if n == 1 {
+			return cTask(1, cat, "fa_"+cat) + cTask(2, cat, "fb_"+cat), nil
+		}
+		return "No more ideas.", nil
+	}}
+	var mu sync.Mutex
+	gpu := false
+	v := refinement.ValidatorFunc(func(_ context.Context, c refinement.Candidate) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if c.Function == "fb_hard" {
+			return errors.New("does not compile")
+		}
+		if !gpu {
+			return fmt.Errorf("%w: the GPU check waits for a GPU host", refinement.ErrPending)
+		}
+		return nil
+	})
+	rf := testRefine(2, s, v)
+	rf.Plateau = -1 // no plateau stop: round 1 is as bad as round 0
+	p := plan(rf)
+	e := &Engine{Store: st}
+	// Round 1's tasks are judged here; the transition after it happens on
+	// a "GPU host" (the validator can run its checks from then on).
+	p.Model = fakeModel{fn: func(ctx context.Context, req agent.Request) (*agent.Response, error) {
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "solve r1/") {
+			mu.Lock()
+			gpu = true
+			mu.Unlock()
+		}
+		return solver.fn(ctx, req)
+	}}
+	if _, err := e.Run(ctx, c.ID, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	rs := records(t, st, c.ID)
+	if len(rs) != 3 {
+		t.Fatalf("%d records", len(rs))
+	}
+	h := rs[0].Synth[0]
+	if len(h.Pending) != 1 || h.Pending[0].Function != "fa_hard" || h.Pending[0].Stage != RejectPending || len(h.Accepted) != 0 ||
+		len(h.Rejected) != 1 || rs[0].SynthTasks != 0 {
+		t.Fatalf("round 0 synthesis: %+v", rs[0])
+	}
+	cc := rs[1].Carried
+	if len(cc) != 1 || cc[0].FromRound != 0 || cc[0].Index != 1 || cc[0].Stage != CarryAccepted || len(cc[0].Keys) != 1 ||
+		rs[1].SynthTasks != 1 {
+		t.Fatalf("round 1 carried: %+v (synth tasks %d)", cc, rs[1].SynthTasks)
+	}
+	n2, _ := st.Counts(ctx, c.ID, 2)
+	ts, _ := st.Tasks(ctx, c.ID, 2)
+	found := false
+	for _, task := range ts {
+		found = found || task.Key == cc[0].Keys[0] && task.Meta["function"] == "fa_hard"
+	}
+	if n2.Tasks != 13 || !found {
+		t.Errorf("round 2: %+v, carried task queued: %v", n2, found)
+	}
+	if len(rs[2].Carried) != 0 {
+		t.Errorf("round 2 carried again: %+v", rs[2].Carried)
+	}
+}

@@ -193,6 +193,11 @@ type Tasks struct {
 	Seed int64
 	// SamplesPerTask is how many tasks each item becomes (>= 1).
 	SamplesPerTask int
+	// Benchmarks are the spec's curation.benchmarks (absolute folders of
+	// benchmark documents): a lane that synthesises tasks may add their
+	// documents to TaskSet.Corpus, so that refinement drops synthesised
+	// tasks that duplicate a benchmark's (torch2cuda). Optional.
+	Benchmarks []string
 }
 
 // Templates is the spec's tasks.templates.

@@ -82,8 +82,12 @@ type ProblemCheck struct {
 	Inputs               []json.RawMessage `json:"inputs,omitempty"`
 	Outputs              []json.RawMessage `json:"outputs,omitempty"`
 	BitwiseDeterministic *bool             `json:"bitwise_deterministic"`
-	TimingDevice         string            `json:"timing_device,omitempty"`
-	Env                  struct {
+	// ReturnsInput lists the outputs that are one of the inputs ("out[0]
+	// = input 1": the same tensor, or equal values of the same shape and
+	// dtype); the screen of synthesised problems rejects them.
+	ReturnsInput []string `json:"returns_input,omitempty"`
+	TimingDevice string   `json:"timing_device,omitempty"`
+	Env          struct {
 		Torch  string `json:"torch"`
 		CUDA   string `json:"cuda"`
 		Device string `json:"device"`
@@ -115,10 +119,16 @@ func (l *Lane) deviceKind() string {
 
 // checkKey names a problem's check in the cache.
 func (l *Lane) checkKey(ref string) string {
+	return l.checkKeyOn(ref, l.deviceKind(), l.cfg.CheckTimeout)
+}
+
+// checkKeyOn names a problem's check on device (deviceKind's form) with
+// timeout in the cache.
+func (l *Lane) checkKeyOn(ref, device string, timeout time.Duration) string {
 	js := sha256.Sum256(judgeScript)
 	h := sha256.New()
-	for _, part := range []string{checkVersion, hex.EncodeToString(js[:]), l.deviceKind(), strconv.Itoa(l.cfg.Seed), l.cfg.Tolerance,
-		l.cfg.CheckTimeout.String(), ref} {
+	for _, part := range []string{checkVersion, hex.EncodeToString(js[:]), device, strconv.Itoa(l.cfg.Seed), l.cfg.Tolerance,
+		timeout.String(), ref} {
 		fmt.Fprintf(h, "%d:%s\x00", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
@@ -313,13 +323,20 @@ func refErrorDiag(reason, diag string) string {
 // runChecks runs "judge.py check" over problems in one sandbox; one
 // result per problem, in order.
 func (l *Lane) runChecks(ctx context.Context, refs []string) ([]ProblemCheck, error) {
+	// The check measures the problem: kiln's floor must not decide.
+	return l.runChecksOn(ctx, refs, l.cfg.Device == "cpu", l.cfg.CheckTimeout, l.cfg.MaxJudgeRSS)
+}
+
+// runChecksOn is runChecks on the CPU (cpu) or GPU 0, with timeout per
+// problem and the judge's host memory bounded by rss.
+func (l *Lane) runChecksOn(ctx context.Context, refs []string, cpu bool, timeout time.Duration, rss int64) ([]ProblemCheck, error) {
 	py, err := l.python()
 	if err != nil {
 		return nil, err
 	}
 	n := len(refs)
-	lim := l.judgeLimits(n, 1, l.cfg.CheckTimeout)
-	lim.RSS = l.cfg.MaxJudgeRSS // the check measures the problem: kiln's floor must not decide
+	lim := l.judgeLimits(n, 1, timeout)
+	lim.RSS = rss
 	ctx, cancel := context.WithTimeout(ctx, lim.Wall+time.Minute)
 	defer cancel()
 	files := map[string][]byte{"judge.py": judgeScript}
@@ -340,9 +357,9 @@ func (l *Lane) runChecks(ctx context.Context, refs []string) ([]ProblemCheck, er
 		return nil, fmt.Errorf("torch2cuda check: %w", err)
 	}
 	argv := []string{py, "-I", "judge.py", "check", "--problems", "checks.jsonl", "--out", "checked.jsonl",
-		"--timeout", strconv.Itoa(int(l.cfg.CheckTimeout / time.Second)), "--seed", strconv.Itoa(l.cfg.Seed),
+		"--timeout", strconv.Itoa(int(timeout / time.Second)), "--seed", strconv.Itoa(l.cfg.Seed),
 		"--tolerance", l.cfg.Tolerance}
-	onGPU := l.cfg.Device != "cpu"
+	onGPU := !cpu
 	if onGPU {
 		argv = append(argv, "--devices", "0")
 	} else {

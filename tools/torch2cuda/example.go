@@ -50,5 +50,38 @@ func example() (kit.Example, error) {
 		TaskKey: "r0/" + id + "#0",
 		Right:   fence(right), Wrong: fence(wrong), WrongClass: tools.ClassCompileError,
 		Cheat: fence(cheat),
+		Synth: "These problems mix broadcasting with several elementwise steps.\n\n### TASK 1\ncategory: elementwise\n" +
+			"function: softsign_blend\ndescription: blends two tensors with softsign weights, rows of an odd width\n" +
+			fence(exampleSynthProblem) + "\n",
+		SynthCategory: "elementwise",
 	}, nil
 }
+
+// exampleSynthProblem is the problem of the example's synthesiser reply
+// (written for this project).
+const exampleSynthProblem = `# family: elementwise
+"""Blend of two tensors weighted by the softsign of a third, on rows of odd width."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b, w):
+        s = w / (1 + w.abs())
+        return a * s + b * (1 - s)
+
+
+ROWS = 257
+COLS = 4093
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), torch.randn(ROWS, COLS)]
+
+
+def get_init_inputs():
+    return []
+`

@@ -31,6 +31,7 @@ func Kit() kit.Kit {
 		Source:     source,
 		System:     system,
 		Rules:      rules,
+		Validator:  validator,
 		Example:    example,
 		Verify: &kit.VerifyCommand{
 			Usage: "--reference REF.py --candidate CAND.py [--json]",
@@ -69,7 +70,11 @@ func openLane(ctx context.Context, h kit.Host, set func(*Config)) (*Lane, error)
 // KernelBench's: level1/, level2/, level3/ of .py files, or .py files
 // directly), keeps tasks.categories (families or levels), takes tasks.limit
 // of them (seeded), and gives each samples_per_task tasks. A task's
-// categories are its family and its level.
+// categories are its family and its level. The problems of
+// tasks.benchmarks folders (the spec's curation.benchmarks) join the
+// corpus tasks as uncategorised, never drawn, so that refinement drops
+// synthesised problems that duplicate one; accepted synthesised problems
+// become tasks through fromCandidate.
 func source(t kit.Tasks) (*kit.TaskSet, error) {
 	if t.Templates != nil {
 		return nil, fmt.Errorf("tasks.templates: lane %s takes a corpus of problems, not templates", LaneName)
@@ -108,13 +113,18 @@ func source(t kit.Tasks) (*kit.TaskSet, error) {
 		}
 	}
 	spt := max(t.SamplesPerTask, 1)
-	ts := &kit.TaskSet{}
+	ts := &kit.TaskSet{FromCandidate: fromCandidate(spt)}
 	known := map[string]bool{}
 	for _, it := range items {
 		p := byID[it.ID]
 		ts.Corpus = append(ts.Corpus, problemTask(p, 0, "corpus/"+p.ID, nil))
 		known[p.Family], known[p.Level] = true, true
 	}
+	bench, err := benchmarkTasks(t.Benchmarks)
+	if err != nil {
+		return nil, err
+	}
+	ts.Corpus = append(ts.Corpus, bench...)
 	for c := range known {
 		ts.Known = append(ts.Known, c)
 	}
@@ -172,9 +182,14 @@ func system(_ kit.Tasks, toolNames []string) (string, error) {
 }
 
 // rules are the lane's refinement rules: a taxonomy of the judge's
-// failures, the static suspicion check, and task identity by problem
-// source. (No resynthesis format yet.)
+// failures, the static suspicion check, task identity by problem source
+// (near duplicates too: problemTokens), and the resynthesis format of new
+// problems (synth.go).
 func rules() (refinement.LaneRules, error) {
+	synth, err := synthFormat()
+	if err != nil {
+		return refinement.LaneRules{}, err
+	}
 	cc := []string{refinement.ClassCompileError}
 	rt := []string{string(ClassRuntimeError), string(ClassIllegalMemory)}
 	wrong := []string{refinement.ClassWrongOutput}
@@ -196,7 +211,9 @@ func rules() (refinement.LaneRules, error) {
 			refinement.BuildTimeoutRule(StageStatic),
 		},
 		Suspect:  func(answer string, _ runs.Task) string { return staticSuspicion(answer) },
-		Identity: refinement.Identity{Files: func(n string) bool { return n == ReferenceFile }, NoPrompt: true},
+		Features: featureTable(),
+		Identity: refinement.Identity{Files: func(n string) bool { return n == ReferenceFile }, NoPrompt: true, Near: problemTokens},
+		Synth:    synth,
 	}, nil
 }
 

@@ -39,6 +39,17 @@
 // gpu-judge stage is skipped: the verdict is pending, the candidate kept
 // as an artifact, and Complete (kiln rescore --pending on a GPU host)
 // judges it from the stored record.
+//
+// Refinement synthesises new problems for the families a model fails
+// (synth.go: the prompt, with briefs drawn from synth/pools.json, and the
+// parse of a reply) and validates each before any model sees it
+// (synthcheck.go: problem_check.py's syntax-tree check, then the problem
+// check and its screen: returns_input, nonfinite_output, trivial_output,
+// too_large). Near duplicates of the corpus, of earlier rounds and of the
+// spec's benchmark folders are dropped by refinement.Screen
+// (Identity.Near over problemTokens; benchmarkTasks). On a host that
+// cannot judge on a GPU the check runs on the CPU and the validation is
+// pending (refinement.ErrPending).
 package torch2cuda
 
 import (
@@ -194,7 +205,9 @@ type Config struct {
 	CacheDir string
 	// StaticLimits bound the static check's python3 run.
 	StaticLimits sandboxes.Limits
-	Logger       *slog.Logger
+	// Synth bounds synthesised problems (synthcheck.go).
+	Synth  SynthLimits
+	Logger *slog.Logger
 }
 
 func (c Config) withDefaults() Config {

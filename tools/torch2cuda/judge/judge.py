@@ -1879,6 +1879,23 @@ def output_signature(out):
     return sig
 
 
+def returned_inputs(out, inp):
+    """The outputs that are one of the inputs: the same tensor, or one of the same shape,
+    dtype and values ("out[0] = input 1"), for the problem check's screen of synthesised
+    problems (a module that returns its input asks for no kernel)."""
+    hits = []
+    ins = [x for x in inp if isinstance(x, torch.Tensor)]
+    for path, t in _leaves(out):
+        if not isinstance(t, torch.Tensor):
+            continue
+        for k, x in enumerate(ins):
+            if t.shape == x.shape and t.dtype == x.dtype and t.device == x.device and (
+                    t.data_ptr() == x.data_ptr() or torch.equal(t, x)):
+                hits.append("%s = input %d" % (path, k))
+                break
+    return hits
+
+
 def _time_forward(ref, inp, dev, settings, runs, budget_s):
     """Median forward time in ms (CUDA events on the current stream, else perf_counter) and
     the median synchronised wall time, over up to runs runs within budget_s (at least one)."""
@@ -1915,7 +1932,7 @@ def check_problem(job, o, dev, settings, send, n):
          "init_ms": None, "draw_ms": None, "ref_ms": None, "wall_ms": None, "ref_ms_runs": [],
          "peak_bytes": None, "device_memory_bytes": None, "host_rss_peak_bytes": None, "host_rss_bytes": None,
          "inputs": [], "input_bytes": None, "outputs": [], "output_bytes": None,
-         "bitwise_deterministic": None, "max_abs_diff": None, "tolerance": o["tolerance"],
+         "bitwise_deterministic": None, "max_abs_diff": None, "tolerance": o["tolerance"], "returns_input": [],
          "env": {"torch": torch.__version__, "cuda": torch.version.cuda, "device": None},
          "timing_device": dev.type, "judge": JUDGE_VERSION}
     st = Stages(send)
@@ -1957,6 +1974,7 @@ def check_problem(job, o, dev, settings, send, n):
         r["host_rss_bytes"] = _rss_field("VmRSS")
         again, _ = _ref_forward(ref, inp, dev, settings)
         r["outputs"], r["output_bytes"] = output_signature(out), _nbytes(out)
+        r["returns_input"] = returned_inputs(out, inp)
         c = compare(out, again, o["tolerance"], o["rtol"], o["atol_scale"])
         r["max_abs_diff"] = c["max_abs"]
         r["bitwise_deterministic"] = c["ok"] and all(

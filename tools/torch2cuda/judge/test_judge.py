@@ -616,6 +616,21 @@ class TestCheck(unittest.TestCase):
         self.assertEqual(r["input_draw"], "cpu")
         self.assertIsNone(r["peak_bytes"])  # no GPU: no device peak
         self.assertEqual(r["timing_device"], "cpu")
+        self.assertEqual(r["returns_input"], [])
+
+    def test_check_returns_input(self):
+        # A forward that returns its input (itself, or a copy) is found: it asks for no kernel.
+        for name, ret in (("same", "x"), ("copy", "x.clone()"), ("second", "(x * 2, y.clone())")):
+            p = os.path.join(STATE["tmp"], "ref_returns_%s.py" % name)
+            with open(p, "w") as f:
+                f.write("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                        "    def forward(self, x, y):\n        return %s\n\n\n"
+                        "def get_inputs():\n    return [torch.randn(8, 16), torch.randn(8, 16)]\n\n\n"
+                        "def get_init_inputs():\n    return []\n" % ret)
+            r = run_judge("check", "--reference", p, "--device", "cpu", "--runs", "1")
+            self.assertTrue(r["ok"], r)
+            want = {"same": ["out = input 0"], "copy": ["out = input 0"], "second": ["out[1] = input 1"]}[name]
+            self.assertEqual(r["returns_input"], want, r)
 
     def test_check_many(self):
         # One process checks them all; a hang or a dead process costs only its own problem.

@@ -300,8 +300,9 @@ type Curation struct {
 	// stream; torch2cuda measures it).
 	Stream string `yaml:"stream"`
 	// Benchmarks are folders of benchmark documents (KernelBench
-	// problems, eval sets) that exported samples must not duplicate;
-	// relative paths resolve against the spec's folder.
+	// problems, eval sets) that exported samples must not duplicate (and
+	// that torch2cuda's refinement rounds drop synthesised problems
+	// duplicating); relative paths resolve against the spec's folder.
 	Benchmarks []string `yaml:"benchmarks"`
 	// Validation is the fraction of tasks in the validation split, in
 	// [0, 1) (default 0.05).
