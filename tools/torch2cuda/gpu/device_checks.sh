@@ -1,0 +1,60 @@
+#!/bin/bash
+# The GPU checks still open (issues 21, 25), in one script for the device
+# tool: run from the repository root on the GPU host, with carry/ holding
+# the gpu-tagged test binaries (gzipped) and KernelBench (never committed):
+#
+#   go test -c -tags gpu -o carry/t2c-gpu.test ./tools/torch2cuda && gzip -f carry/t2c-gpu.test
+#   go test -c -tags gpu -o carry/cuda2hip-gpu.test ./tools/cuda2hip && gzip -f carry/cuda2hip-gpu.test
+#   go test -c -tags gpu -o carry/ptx2cuda-gpu.test ./tools/ptx2cuda && gzip -f carry/ptx2cuda-gpu.test
+#   go test ./tools/cuda2hip -run TestPeersSaveForGPU -count=1 -timeout 40m -args -cuda2hip.gpudir=$PWD/carry/cuda2hip-peers
+#   go test ./tools/ptx2cuda -run TestPeersSaveForGPU -count=1 -timeout 40m -args -ptx2cuda.gpudir=$PWD/carry/ptx2cuda-peers
+#   mkdir -p carry/kb && git -C KERNELBENCH_MIRROR archive HEAD src/kernelbench/prompts/few_shot \
+#       KernelBench/level1 KernelBench/level2 KernelBench/level3 | tar x -C carry/kb
+#
+# then, on a two-GPU host (nvidia-h100-x2), within 600 s a call:
+#   bash tools/torch2cuda/gpu/device_checks.sh stream fewshot   # few-shot pairs, two-GPU quarantine
+#   bash tools/torch2cuda/gpu/device_checks.sh judge            # starter answers, broken set, peers
+#   bash tools/torch2cuda/gpu/device_checks.sh kb peers         # 250 KernelBench problems; cuda2hip, ptx2cuda peers
+#   bash tools/torch2cuda/gpu/device_checks.sh synth            # issue 25: synthesised problems checked on the GPU
+#     (also carry carry/kiln-gpu.test.gz: go test -c -tags gpu -o carry/kiln-gpu.test ./cmd/kiln)
+# Results come back as $OUT/results.tgz.
+root=$PWD
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+if [ ! -x /usr/local/bin/python3 ]; then
+	printf '#!/bin/sh\nexec /opt/torch/.venv/bin/python3 "$@"\n' > /usr/local/bin/python3 && chmod +x /usr/local/bin/python3
+	[ -x /opt/torch/.venv/bin/ninja ] && ln -sf /opt/torch/.venv/bin/ninja /usr/local/bin/ninja
+fi
+mkdir -p /sys/fs/cgroup/kiln/daemon 2>/dev/null && echo "+memory +pids" > /sys/fs/cgroup/kiln/cgroup.subtree_control 2>/dev/null \
+	&& echo $$ > /sys/fs/cgroup/kiln/daemon/cgroup.procs 2>/dev/null && export KILN_CGROUP_PARENT=/kiln
+echo "cgroup: ${KILN_CGROUP_PARENT:-none}"
+for t in t2c cuda2hip ptx2cuda; do
+	[ -x /tmp/$t.test ] || { gunzip -c carry/$t-gpu.test.gz > /tmp/$t.test && chmod +x /tmp/$t.test; }
+done
+nvidia-smi -L; python3 -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.cuda.device_count())'
+mkdir -p $OUT/r
+for phase in "$@"; do
+	start=$(date +%s)
+	case $phase in
+	stream)
+		(cd tools/torch2cuda && timeout 120 python3 judge/stream_check.py) > $OUT/r/stream_check.txt 2>&1 ;;
+	gpucheck)
+		(cd tools/torch2cuda && timeout 400 python3 judge/gpu_check.py --out /tmp/judge_gpu_check --answers 2 --parallel 16) > $OUT/r/gpu_check.txt 2>&1 ;;
+	fewshot)
+		(cd tools/torch2cuda && KILN_KERNELBENCH_FEWSHOT=$root/carry/kb/src/kernelbench/prompts/few_shot \
+			timeout 420 /tmp/t2c.test -test.run 'GPUKernelBenchFewShot$|QuarantineTwoGPUs$' -test.v -test.timeout 7m) > $OUT/r/fewshot_quarantine.txt 2>&1 ;;
+	judge)
+		(cd tools/torch2cuda && timeout 560 /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m) > $OUT/r/gpujudge.txt 2>&1 ;;
+	kb)
+		(cd tools/torch2cuda && KERNELBENCH_DIR=$root/carry/kb/KernelBench timeout 560 /tmp/t2c.test -test.run TestKernelBenchProblems -test.v -test.timeout 9m) > $OUT/r/kernelbench.txt 2>&1 ;;
+	peers)
+		(cd tools/cuda2hip && timeout 200 /tmp/cuda2hip.test -test.run TestPeersGPU -test.v -cuda2hip.gpudir=$root/carry/cuda2hip-peers) > $OUT/r/cuda2hip_peers.txt 2>&1
+		(cd tools/ptx2cuda && KILN_PTX2CUDA_RESULTS=$OUT/r/ptx2cuda-peers.json timeout 200 /tmp/ptx2cuda.test -test.run TestGPUComplete -test.v -ptx2cuda.gpudir=$root/carry/ptx2cuda-peers) > $OUT/r/ptx2cuda_peers.txt 2>&1 ;;
+	synth)
+		(cd tools/torch2cuda && timeout 280 /tmp/t2c.test -test.run 'ValidateSynthesesOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_validate.txt 2>&1
+		[ -f carry/kiln-gpu.test.gz ] && { gunzip -c carry/kiln-gpu.test.gz > /tmp/kiln.test && chmod +x /tmp/kiln.test; \
+			(cd cmd/kiln && timeout 300 /tmp/kiln.test -test.run 'RefineTorch2CUDAOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_refine.txt 2>&1; } ;;
+	esac
+	echo "phase $phase: rc $? in $(( $(date +%s) - start )) s"
+done
+for f in $OUT/r/*.txt; do echo "== $f"; grep -E "^(--- |ok|FAIL|PASS)|^\s+--- (FAIL|PASS)|FAIL:|PASS:" $f | head -40; done
+tar czf $OUT/results.tgz -C $OUT r && rm -rf $OUT/r
