@@ -314,6 +314,9 @@ func TestRequestBody(t *testing.T) {
 			if body["think"] != tt.think {
 				t.Errorf("think = %v, want %v", body["think"], tt.think)
 			}
+			if body["truncate"] != false {
+				t.Errorf("truncate = %v, want false (an over-long prompt is refused, not cut)", body["truncate"])
+			}
 			tools, _ := body["tools"].([]any)
 			if len(tools) != 1 {
 				t.Fatalf("tools: %s", got.Body)
@@ -404,6 +407,13 @@ func TestErrors(t *testing.T) {
 			name:    "400 model cannot use tools",
 			handler: reply(400, "application/json; charset=utf-8", `{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}`),
 			kind:    agent.KindBadRequest, status: 400, errSubstr: "does not support tools",
+		},
+		{
+			// What a real server (v0.17.4) answers to truncate false and a
+			// prompt over num_ctx (seen in ollamatest's interop tests).
+			name:    "400 prompt over num_ctx",
+			handler: reply(400, "application/json; charset=utf-8", `{"error":"the input length exceeds the context length"}`),
+			kind:    agent.KindBadRequest, status: 400, errSubstr: "context of 8192 tokens (num_ctx)",
 		},
 		{
 			name:    "401",
