@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/eval"
+	"github.com/kiln-dev/kiln/runs/spec"
 )
 
 // evalMeasures are the answer-level measurements an evaluation report

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/curate"
 	"github.com/kiln-dev/kiln/runs/dataset"
+	"github.com/kiln-dev/kiln/runs/spec"
 )
 
 // listFlag is a repeatable string flag.

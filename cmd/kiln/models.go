@@ -18,7 +18,7 @@ import (
 	"github.com/kiln-dev/kiln/agent/ollama"
 	"github.com/kiln-dev/kiln/agent/openai"
 	"github.com/kiln-dev/kiln/agent/script"
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
+	"github.com/kiln-dev/kiln/runs/spec"
 )
 
 // buildModel turns one spec endpoint into a Model with retries. getenv reads

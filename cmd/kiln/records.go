@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/tools/kit"
 )
 

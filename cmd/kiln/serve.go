@@ -9,11 +9,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/api"
 	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/runs/notify"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/runs/web"
 )
 
