@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -12,8 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/kiln-dev/kiln/runs/jobs"
 )
@@ -166,15 +163,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// natsConnect connects to NATS (jobs.Connect) and says which flag is
-// missing when the server's certificate is not trusted.
-func natsConnect(cfg jobs.ConnConfig) (*nats.Conn, error) {
-	nc, err := jobs.Connect(cfg)
-	if errors.Is(err, jobs.ErrTLSUntrusted) {
-		return nil, fmt.Errorf("%w; pass it with --nats-ca FILE (a server with a generated certificate logs the path: <store>/tls/%s on a nats-node, <data>/nats/tls/%s for kiln serve --dispatch)",
-			err, jobs.CACertFile, jobs.CACertFile)
-	}
-	return nc, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/jobs"
 )
 
@@ -118,7 +119,7 @@ func TestNATSClusterNodeKilled(t *testing.T) {
 	}
 	t.Cleanup(func() { d.st.Close() })
 	col := jobs.NewCollector(q, nc, func(ctx context.Context, r jobs.Result) error {
-		ok, err := d.st.RecordJob(ctx, jobResultRecord(r))
+		ok, err := d.st.RecordJob(ctx, dispatch.ResultRecord(r))
 		if err == nil && !ok {
 			d.dupes.Add(1)
 		}

@@ -11,10 +11,13 @@ import (
 
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/api"
+	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/jobs"
 	"github.com/kiln-dev/kiln/runs/notify"
 	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/runs/web"
+	"github.com/kiln-dev/kiln/sandboxes"
 )
 
 // notifyGrace bounds how long a stopping daemon waits for webhook calls
@@ -32,7 +35,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	specRoot := fs.String("spec-root", ".", "folder that relative paths in submitted specs resolve against (they may not leave it)")
 	webhookEnv := fs.String("webhook-env", "", "name of the environment variable holding a webhook URL called when a campaign ends or stalls")
 	stallAfter := fs.Duration("stall-after", 30*time.Minute, "with --webhook-env: a running campaign with no task judged for this long is reported as stalled (0: never)")
-	dispatch := fs.Bool("dispatch", false, "scale-out: send pending verdicts (stages this host cannot run: GPU, AMD GPU, torch) as jobs to kiln worker hosts over NATS JetStream, embedded unless --nats is given")
+	dispatchOn := fs.Bool("dispatch", false, "scale-out: send pending verdicts (stages this host cannot run: GPU, AMD GPU, torch) as jobs to kiln worker hosts over NATS JetStream, embedded unless --nats is given")
 	natsURL := fs.String("nats", "", "with --dispatch: an external NATS server or cluster (comma-separated URLs) instead of the embedded one")
 	natsCreds := fs.String("nats-creds", "", "with --nats: NATS credentials file (JWT and seed)")
 	natsPort := fs.Int("nats-port", 4222, "with --dispatch: the embedded NATS server's port (-1: a free one)")
@@ -54,16 +57,16 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
-	var dcfg dispatchConfig
-	if *dispatch {
-		dcfg = dispatchConfig{URL: *natsURL, Creds: *natsCreds, Port: *natsPort, Interval: *dispatchEvery,
+	var dcfg dispatch.Config
+	if *dispatchOn {
+		dcfg = dispatch.Config{URL: *natsURL, Creds: *natsCreds, Port: *natsPort, Interval: *dispatchEvery,
 			NKey: *natsNKey, CAFile: *natsCA, CertFile: *natsCert, KeyFile: *natsKey,
 			Host: *natsHost, TLS: *natsTLS, TLSCert: *natsTLSCert, TLSKey: *natsTLSKey, ClientCA: *natsClientCA}
 		dcfg.Queue.Replicas = *natsReplicas
 		dcfg.Retries, dcfg.RetryAfter = *dispatchRetries, *dispatchRetryAfter
 		dcfg.Queue.AckWait = *dispatchAckWait
 		if *workerNKeys != "" {
-			keys, err := readNKeys(*workerNKeys)
+			keys, err := readKeyList("--worker-nkeys", *workerNKeys)
 			if err != nil {
 				return badInput("%v", err)
 			}
@@ -143,11 +146,11 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	// The scale-out queue (--dispatch) starts before the daemon and stops
 	// after it; the dashboard shows it on /workers.
 	var (
-		disp   *dispatcher
+		disp   *dispatch.Dispatcher
 		dispUI web.Dispatch
 	)
-	if *dispatch {
-		disp = newDispatcher(dcfg, c.data, st, w, log)
+	if *dispatchOn {
+		disp = dispatch.New(dcfg, c.data, st, dispatchDeps(w), log)
 		dispUI = disp
 	}
 	ui, err := web.New(web.Config{Store: st, Service: d, Log: log, Dispatch: dispUI,
@@ -264,4 +267,22 @@ func userConflict(err error) error {
 		return fmt.Errorf("%w: %v", api.ErrConflict, err)
 	}
 	return err
+}
+
+// dispatchDeps are the dispatcher's lanes, campaign limits and server
+// check, wired from w.
+func dispatchDeps(w *wiring) dispatch.Deps {
+	return dispatch.Deps{
+		Lanes: w.lanes,
+		Limits: func(camp runs.Campaign) (sandboxes.Limits, error) {
+			sp, err := storedSpec(camp, false)
+			if err != nil {
+				return sandboxes.Limits{}, err
+			}
+			return sp.Sandbox.Limits(), nil
+		},
+		CheckServer: func(scfg jobs.ServerConfig) error {
+			return serverConfigError(scfg, "--nats-host/--nats-port", "--nats-tls", "--nats-tls-cert/--nats-tls-key", "--nats-tls-cert", "--worker-nkeys")
+		},
+	}
 }

@@ -225,7 +225,7 @@ func (w *wiring) lane(ctx context.Context, sp *spec.Spec) (tools.Lane, error) {
 	if _, err := w.sandbox(); err != nil {
 		return nil, err
 	}
-	return k.Open(ctx, w.host(), specLimits(sp.Sandbox))
+	return k.Open(ctx, w.host(), sp.Sandbox.Limits())
 }
 
 // kitTasks is the spec's tasks section as lanes read it.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/runs/jobs"
 	"github.com/kiln-dev/kiln/sandboxes"
@@ -59,7 +59,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	}
 	w := c.wiring(e, log, c.data)
 	defer w.close()
-	handlers[completeJobKind] = completeJobHandler(w)
+	handlers[dispatch.CompleteJobKind] = completeJobHandler(w)
 	wc := jobs.WorkerConfig{ID: *id, Capabilities: capList, Handlers: handlers, Concurrency: *conc, Log: log}
 	wc.Host = workerHost(ctx, w, capList, log)
 	wc.Defaults()
@@ -69,7 +69,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	if (*natsCert == "") != (*natsKey == "") {
 		return badInput("--nats-cert and --nats-key go together")
 	}
-	nc, err := natsConnect(jobs.ConnConfig{URL: *url, Name: "kiln worker " + wc.ID, CredsFile: *creds, NKeySeedFile: *nkey,
+	nc, err := dispatch.Connect(jobs.ConnConfig{URL: *url, Name: "kiln worker " + wc.ID, CredsFile: *creds, NKeySeedFile: *nkey,
 		CAFile: *natsCA, CertFile: *natsCert, KeyFile: *natsKey})
 	if err != nil {
 		return err
@@ -147,10 +147,6 @@ func exitJob(context.Context, jobs.Job, *jobs.Artifacts) (json.RawMessage, error
 	return nil, nil
 }
 
-// completeJobKind completes a pending verdict (engine.CompleteJob) with the
-// lane's Completer: what `kiln rescore --pending` does, for one attempt.
-const completeJobKind = "complete"
-
 // completeJobHandler runs complete jobs with lanes opened on this host
 // (once per lane and sandbox limits).
 // testCompleteLane is nil in kiln. This package's tests set it (in the
@@ -197,17 +193,4 @@ func completeJobHandler(w *wiring) jobs.Handler {
 		out.Policy = w.policy()
 		return json.Marshal(out)
 	}
-}
-
-// jobResultRecord is the stored record of a job's result.
-func jobResultRecord(r jobs.Result) runs.JobResult {
-	jr := runs.JobResult{JobID: r.JobID, Kind: r.Kind, Status: runs.JobDone, Worker: r.Worker,
-		Reason: r.Error, Deliveries: r.Deliveries, Result: r.Payload}
-	switch {
-	case r.Dead:
-		jr.Status = runs.JobDead
-	case !r.OK:
-		jr.Status = runs.JobFailed
-	}
-	return jr
 }

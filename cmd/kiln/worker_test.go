@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/jobs"
 )
 
@@ -61,7 +62,7 @@ func startWorkerDaemon(t *testing.T, qc jobs.QueueConfig) *workerDaemon {
 	}
 	t.Cleanup(func() { d.st.Close() })
 	col := jobs.NewCollector(d.q, nc, func(ctx context.Context, r jobs.Result) error {
-		ok, err := d.st.RecordJob(ctx, jobResultRecord(r))
+		ok, err := d.st.RecordJob(ctx, dispatch.ResultRecord(r))
 		if err == nil && !ok {
 			d.dupes.Add(1)
 		}
