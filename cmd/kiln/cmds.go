@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/report"
 	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/sandboxes"
 )
@@ -268,7 +268,7 @@ func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campa
 		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Pending, n.TaskFaults, n.Queued)
 	faultMu.Lock()
 	if len(faults) > 0 {
-		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", topClasses(faults, len(faults)))
+		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", report.TopClasses(faults, len(faults)))
 	}
 	faultMu.Unlock()
 	if errors.Is(err, engine.ErrStopped) {
@@ -406,26 +406,6 @@ func cmdReport(ctx context.Context, args []string, e env) error {
 	}
 	defer st.Close()
 	return writeReport(ctx, st, camp, *round, *asJSON, *svg, e)
-}
-
-func topClasses(m map[string]int, k int) string {
-	type kv struct {
-		k string
-		v int
-	}
-	var l []kv
-	for c, n := range m {
-		l = append(l, kv{c, n})
-	}
-	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || (l[i].v == l[j].v && l[i].k < l[j].k) })
-	var parts []string
-	for i, x := range l {
-		if i == k {
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", x.k, x.v))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func cmdRescore(ctx context.Context, args []string, e env) error {

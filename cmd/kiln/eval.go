@@ -16,6 +16,7 @@ import (
 
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/eval"
+	"github.com/kiln-dev/kiln/runs/report"
 	"github.com/kiln-dev/kiln/runs/spec"
 )
 
@@ -266,7 +267,7 @@ func writeEval(ctx context.Context, st *runs.Store, evals []evalRun, ks []int, d
 			"passk.svg":   rep.WriteSVG,
 		}
 		for _, name := range []string{"report.md", "report.json", "passk.svg"} {
-			if err := writeFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
+			if err := report.WriteFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
 				return fmt.Errorf("-o: %w", err)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/curate"
 	"github.com/kiln-dev/kiln/runs/dataset"
+	"github.com/kiln-dev/kiln/runs/report"
 	"github.com/kiln-dev/kiln/runs/spec"
 )
 
@@ -336,7 +337,7 @@ func countsLine(m map[string]int) string {
 	if len(m) == 0 {
 		return "none"
 	}
-	return topClasses(m, len(m))
+	return report.TopClasses(m, len(m))
 }
 
 // exportProgress shows an export's progress on a terminal, rewritten in

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kiln-dev/kiln/refinement/rounds"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/api"
 	"github.com/kiln-dev/kiln/runs/dispatch"
@@ -155,8 +156,8 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	}
 	ui, err := web.New(web.Config{Store: st, Service: d, Log: log, Dispatch: dispUI,
 		Resume: d.Resume,
-		Refine: func(rctx context.Context, id string, rounds int, categories []string) (string, error) {
-			return refineInDaemon(rctx, st, w, d, id, rounds, categories)
+		Refine: func(rctx context.Context, id string, more int, categories []string) (string, error) {
+			return refineInDaemon(rctx, st, w, d, id, more, categories)
 		},
 		Export: func(ectx context.Context, id string, out io.Writer) error {
 			camp, err := st.Campaign(ectx, id)
@@ -233,17 +234,17 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	return nil
 }
 
-// refineInDaemon forks a refinement campaign of rounds more rounds from a
+// refineInDaemon forks a refinement campaign of more rounds from a
 // finished campaign (categories are targeted besides the policy's picks, as
 // kiln refine --categories does) and runs it in the daemon (the dashboard's refine
 // button; kiln refine does the same in the foreground). A campaign that
 // cannot be refined is an api.ErrConflict.
-func refineInDaemon(ctx context.Context, st *runs.Store, w *wiring, d *engine.Daemon, id string, rounds int, categories []string) (string, error) {
+func refineInDaemon(ctx context.Context, st *runs.Store, w *wiring, d *engine.Daemon, id string, more int, categories []string) (string, error) {
 	src, err := st.Campaign(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	specYAML, sp, err := refineSpec(src, spec.Overrides{Name: refineName(src), Rounds: src.Round + rounds, Categories: categories, MaxTasks: -1, MaxTokens: -1})
+	specYAML, sp, err := refineSpec(src, spec.Overrides{Name: rounds.Name(src), Rounds: src.Round + more, Categories: categories, MaxTasks: -1, MaxTokens: -1})
 	if err != nil {
 		return "", userConflict(err)
 	}

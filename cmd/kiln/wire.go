@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/kiln-dev/kiln/agent"
+	"github.com/kiln-dev/kiln/refinement/rounds"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/runs/spec"
@@ -249,7 +250,7 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	solvers := solverSpec(sp) // a dedicated synthesiser does not solve
+	solvers := rounds.SolverSpec(sp) // a dedicated synthesiser does not solve
 	model, err := buildPool(ctx, solvers, w.e.getenv, w.httpClient)
 	if err != nil {
 		return nil, err
