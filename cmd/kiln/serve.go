@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/runs/jobs"
+	"github.com/kiln-dev/kiln/runs/metrics"
 	"github.com/kiln-dev/kiln/runs/notify"
 	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/runs/web"
@@ -113,16 +114,16 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer st.Close()
-	metrics := newPromMetrics(st, log)
-	cfg.Metrics = metrics.Handler()
+	prom := metrics.New(st, log)
+	cfg.Metrics = prom.Handler()
 	w := c.wiring(e, log, c.data)
-	w.metrics = metrics
+	w.metrics = prom
 	defer w.close() // after the daemon has stopped: no box is in use then
 	if _, err := w.sandbox(); err != nil {
 		return err
 	}
 	d := &engine.Daemon{
-		Engine: &engine.Engine{Store: st, Log: log, Metrics: metrics},
+		Engine: &engine.Engine{Store: st, Log: log, Metrics: prom},
 		Log:    log,
 		Prepare: func(data []byte) (runs.Campaign, error) {
 			opts := specOptions(root)
