@@ -133,8 +133,8 @@ func TestNATSClusterNodeKilled(t *testing.T) {
 
 	const n, ms = 60, 300
 	for i := range n {
-		b, _ := json.Marshal(sleepPayload{MS: ms})
-		if _, err := q.Publish(ctx, jobs.Job{ID: fmt.Sprintf("sleep-%03d", i), Kind: sleepJobKind, Capability: "test", Payload: b}); err != nil {
+		b, _ := json.Marshal(dispatch.SleepPayload{MS: ms})
+		if _, err := q.Publish(ctx, jobs.Job{ID: fmt.Sprintf("sleep-%03d", i), Kind: dispatch.SleepJobKind, Capability: "test", Payload: b}); err != nil {
 			t.Fatal(err)
 		}
 	}
