@@ -251,19 +251,19 @@ func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campa
 	if err != nil {
 		return err
 	}
-	pr := newProgress(e.stderr, isTerminal(e.stderr))
+	pr := report.NewProgress(e.stderr, isTerminal(e.stderr))
 	var (
 		faultMu sync.Mutex
 		faults  = map[string]int{}
 	)
-	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update,
+	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.Update,
 		OnFault: func(_ runs.Campaign, class string, _ error) {
 			faultMu.Lock()
 			faults[class]++
 			faultMu.Unlock()
 		}}
 	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
-	pr.finish()
+	pr.Finish()
 	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d pending, %d task faults, %d queued\n",
 		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Pending, n.TaskFaults, n.Queued)
 	faultMu.Lock()
@@ -285,48 +285,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progress prints a line per second on a terminal (rewritten in place) and a
-// plain line every 10 seconds otherwise.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	start time.Time
-	last  time.Time
-	shown bool
-}
-
-func newProgress(w io.Writer, tty bool) *progress {
-	return &progress{w: w, tty: tty, start: time.Now()}
-}
-
-func (p *progress) update(c runs.Campaign, n runs.Counts) {
-	now := time.Now()
-	if !p.tty && now.Sub(p.last) < 10*time.Second && n.Queued+n.Leased > 0 {
-		return
-	}
-	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := 0.0
-	if el > 0 {
-		rate = float64(n.Done) / el
-	}
-	line := fmt.Sprintf("%s  %d/%d done  pass %d  fail %d  pending %d  task faults %d  in flight %d  tokens %d  %.2f/s  %s",
-		c.Name, n.Done, n.Tasks, n.Pass, n.Fail, n.Pending, n.TaskFaults, n.Leased,
-		n.PromptTokens+n.CompletionTokens, rate, time.Duration(el*float64(time.Second)).Round(time.Second))
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-		p.shown = true
-	} else {
-		fmt.Fprintln(p.w, line)
-	}
-}
-
-func (p *progress) finish() {
-	if p.tty && p.shown {
-		fmt.Fprintln(p.w)
-	}
 }
 
 func cmdStatus(ctx context.Context, args []string, e env) error {
