@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -132,26 +130,14 @@ func serverConfigError(cfg jobs.ServerConfig, addrFlags, tlsFlag, certFlags, caF
 	return badInput("%v (see %s)", err, hint)
 }
 
-// readKeyList reads public nkeys, one a line; blank lines and # comments
-// are skipped. flagName names the flag in errors.
+// readKeyList reads public nkeys (jobs.ReadKeys); flagName names the flag
+// in errors.
 func readKeyList(flagName, path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+	keys, err := jobs.ReadKeys(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		out = append(out, line)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: %s lists no key", flagName, path)
-	}
-	return out, nil
+	return keys, nil
 }
 
 // splitList splits a comma-separated list, dropping blanks.

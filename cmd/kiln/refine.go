@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-dev/kiln/refinement/rounds"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/models"
 	"github.com/kiln-dev/kiln/runs/report"
 	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/tools"
@@ -37,7 +38,7 @@ func (w *wiring) refine(ctx context.Context, sp *spec.Spec, k *kit.Kit, lane too
 	if !ok {
 		return nil, fmt.Errorf("refinement.synthesizer: unknown model %q", sp.Refinement.Synthesizer)
 	}
-	if rf.Synth, err = buildModel(ctx, *m, sp, w.e.getenv, w.httpClient); err != nil {
+	if rf.Synth, err = models.Build(ctx, *m, sp, w.e.getenv, w.httpClient); err != nil {
 		return nil, fmt.Errorf("refinement.synthesizer: %w", err)
 	}
 	rf.SynthName = m.Name

@@ -14,6 +14,7 @@ import (
 	"github.com/kiln-dev/kiln/refinement/rounds"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/models"
 	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
@@ -208,7 +209,7 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 		return nil, err
 	}
 	solvers := rounds.SolverSpec(sp) // a dedicated synthesiser does not solve
-	model, err := buildPool(ctx, solvers, w.e.getenv, w.httpClient)
+	model, err := models.Pool(ctx, solvers, w.e.getenv, w.httpClient)
 	if err != nil {
 		return nil, err
 	}

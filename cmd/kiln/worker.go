@@ -9,6 +9,7 @@ import (
 	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/jobs"
 	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
 )
 
@@ -55,7 +56,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	defer w.close()
 	handlers[dispatch.CompleteJobKind] = dispatch.CompleteHandler(completeHost(w))
 	wc := jobs.WorkerConfig{ID: *id, Capabilities: capList, Handlers: handlers, Concurrency: *conc, Log: log}
-	wc.Host = workerHost(ctx, w, capList, log)
+	wc.Host = dispatch.HostInfo(func() (*toolchain.Registry, error) { return w.registry(ctx, false) }, w.lanes, capList, log)
 	wc.Defaults()
 	if err := wc.Validate(); err != nil {
 		return usageError{err}
