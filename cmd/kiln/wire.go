@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/runs/models"
+	"github.com/kiln-dev/kiln/runs/records"
 	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
@@ -57,7 +58,7 @@ type wiring struct {
 	recordData string
 	// recs reads tasks.from_campaign's records (records.go); made on first
 	// use, its store closed by close.
-	recs *storeRecords
+	recs *records.Reader
 	// metrics is sandboxes.Config.Metrics (compile caches, GPU slots);
 	// nil: none.
 	metrics sandboxes.Metrics
@@ -76,7 +77,7 @@ func (w *wiring) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.recs != nil {
-		if err := w.recs.close(); err != nil {
+		if err := w.recs.Close(); err != nil {
 			w.log.Warn("close the store records were read from", "err", err)
 		}
 	}
