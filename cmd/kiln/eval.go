@@ -5,13 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/eval"
-	"github.com/kiln-dev/kiln/runs/spec"
 )
 
 // cmdEval evaluates every model of each spec on the spec's tasks, with no
@@ -59,15 +56,15 @@ func cmdEval(ctx context.Context, args []string, e env) error {
 	defer st.Close()
 	// Read every spec and plan every campaign before running any, so a bad
 	// spec is reported before hours of work.
-	plan, err := planEvals(fs.Args(), only, *samples, e)
+	plan, err := eval.Plan(fs.Args(), only, *samples, specOptions, e.stderr)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	for _, p := range plan {
 		w := c.wiring(e, log, c.data)
-		if _, err := w.plan(ctx, p.sp); err != nil {
+		if _, err := w.plan(ctx, p.Spec); err != nil {
 			w.close()
-			return usageError{fmt.Errorf("%s, model %s: %w", p.file, p.model, err)}
+			return usageError{fmt.Errorf("%s, model %s: %w", p.File, p.Model, err)}
 		}
 		w.close()
 	}
@@ -78,97 +75,36 @@ func cmdEval(ctx context.Context, args []string, e env) error {
 	return writeEval(ctx, st, evals, ks, *out, *asJSON, e)
 }
 
-// plannedEval is one model's evaluation campaign of one spec, before it
-// runs: the spec derived for it (eval.EvalOverrides) and its folder.
-type plannedEval struct {
-	file, model string
-	derived     []byte
-	sp          *spec.Spec
-	dir         string
-}
-
-// planEvals reads the spec files and derives one evaluation spec per model
-// (only those named in only, when given).
-func planEvals(paths, only []string, samples int, e env) ([]plannedEval, error) {
-	var plan []plannedEval
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, badInput("read spec: %v", err)
-		}
-		dir, err := filepath.Abs(filepath.Dir(path))
-		if err != nil {
-			return nil, badInput("spec folder: %v", err)
-		}
-		sp, err := spec.Parse(data, path, specOptions(dir))
-		if err != nil {
-			return nil, usageError{err}
-		}
-		if sp.Refinement.Rounds > 0 {
-			fmt.Fprintf(e.stderr, "kiln eval: %s: refinement.rounds %d ignored: an evaluation runs round 0 only\n", path, sp.Refinement.Rounds)
-		}
-		names := map[string]string{}
-		for _, m := range sp.Models {
-			if len(only) > 0 && !slices.Contains(only, m.Name) {
-				continue
-			}
-			name := eval.CampaignName(sp.Name, m.Name)
-			if prev, dup := names[name]; dup {
-				return nil, badInput("%s: models %q and %q give the same campaign name %s", path, prev, m.Name, name)
-			}
-			names[name] = m.Name
-			derived, err := spec.EvalOverrides{Name: name, Model: m.Name, Samples: samples}.Apply(data)
-			if err != nil {
-				return nil, badInput("%s: %v", path, err)
-			}
-			dsp, err := spec.Parse(derived, path, specOptions(dir))
-			if err != nil {
-				return nil, usageError{err}
-			}
-			plan = append(plan, plannedEval{file: path, model: m.Name, derived: derived, sp: dsp, dir: dir})
-		}
-	}
-	for _, m := range only {
-		if !slices.ContainsFunc(plan, func(p plannedEval) bool { return p.model == m }) {
-			return nil, badInput("--models: no spec has an endpoint named %q", m)
-		}
-	}
-	if len(plan) == 0 {
-		return nil, badInput("no model to evaluate")
-	}
-	return plan, nil
-}
-
 // runEvals creates (or reuses) each planned campaign and runs those not
 // done; stopped is true when a soft stop ended the evaluation early.
-func runEvals(ctx context.Context, st *runs.Store, plan []plannedEval, fresh bool, wire func() *wiring, e env) (evals []eval.Run, stopped bool, err error) {
+func runEvals(ctx context.Context, st *runs.Store, plan []eval.Planned, fresh bool, wire func() *wiring, e env) (evals []eval.Run, stopped bool, err error) {
 	for _, p := range plan {
-		camp, reuse, err := eval.Reusable(ctx, st, p.sp.Name, p.derived, fresh)
+		camp, reuse, err := eval.Reusable(ctx, st, p.Spec.Name, p.Derived, fresh)
 		if err != nil {
 			return nil, false, err
 		}
 		if !reuse {
-			if camp, err = st.CreateCampaign(ctx, runs.Campaign{Name: p.sp.Name, Lane: p.sp.Lane, Spec: p.derived, SpecDir: p.dir}); err != nil {
+			if camp, err = st.CreateCampaign(ctx, runs.Campaign{Name: p.Spec.Name, Lane: p.Spec.Lane, Spec: p.Derived, SpecDir: p.Dir}); err != nil {
 				return nil, false, fmt.Errorf("create campaign: %w", err)
 			}
 		}
-		evals = append(evals, eval.Run{Spec: p.file, Model: p.model, Camp: camp})
+		evals = append(evals, eval.Run{Spec: p.File, Model: p.Model, Camp: camp})
 		switch camp.State {
 		case runs.CampaignDone:
-			fmt.Fprintf(e.stderr, "kiln eval: model %s: campaign %s (%s) is done; reporting it (--fresh to run again)\n", p.model, camp.ID, camp.Name)
+			fmt.Fprintf(e.stderr, "kiln eval: model %s: campaign %s (%s) is done; reporting it (--fresh to run again)\n", p.Model, camp.ID, camp.Name)
 			continue
 		case runs.CampaignCancelled:
-			return nil, false, fmt.Errorf("model %s: campaign %s (%s) was cancelled; run kiln eval --fresh to start over", p.model, camp.ID, camp.Name)
+			return nil, false, fmt.Errorf("model %s: campaign %s (%s) was cancelled; run kiln eval --fresh to start over", p.Model, camp.ID, camp.Name)
 		case runs.CampaignFailed:
 			if err := st.SetCampaignState(ctx, camp.ID, runs.CampaignQueued, "resumed by kiln eval"); err != nil {
 				return nil, false, fmt.Errorf("resume: %w", err)
 			}
 		}
-		fmt.Fprintf(e.stderr, "kiln eval: model %s: campaign %s (%s)\n", p.model, camp.ID, camp.Name)
+		fmt.Fprintf(e.stderr, "kiln eval: model %s: campaign %s (%s)\n", p.Model, camp.ID, camp.Name)
 		quiet := e
 		quiet.stdout = e.stderr // stdout is the report's
-		if err := runCampaign(ctx, st, wire(), camp, p.sp, quiet); err != nil {
-			return nil, false, fmt.Errorf("model %s: %w", p.model, err)
+		if err := runCampaign(ctx, st, wire(), camp, p.Spec, quiet); err != nil {
+			return nil, false, fmt.Errorf("model %s: %w", p.Model, err)
 		}
 		select {
 		case <-e.soft:

@@ -11,6 +11,7 @@ import (
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/curate"
 	"github.com/kiln-dev/kiln/runs/dataset"
+	"github.com/kiln-dev/kiln/runs/spec"
 )
 
 // listFlag is a repeatable string flag.
@@ -188,52 +189,23 @@ func (x *exportFlags) curation(opt *dataset.Options, dest dataset.Dest) error {
 	return nil
 }
 
-// laneReferences sets what the lanes give an export: their answer
-// normalisers, and every lane's benchmark set as a contamination
-// reference (a sample of any lane that duplicates a bench task is
-// contaminated).
+// laneReferences sets what the lanes give an export (dataset.Options.FromLanes).
 func (w *wiring) laneReferences(opt *dataset.Options) error {
 	reg, err := w.lanes()
 	if err != nil {
 		return err
 	}
-	opt.Normaliser = func(lane string) func(string) []string {
-		if k, ok := reg.Get(lane); ok {
-			return k.Normalise
-		}
-		return nil
-	}
-	for _, name := range reg.Names() {
-		k, _ := reg.Get(name)
-		if k.Bench == nil {
-			continue
-		}
-		fsys, root, err := k.Bench()
-		if err != nil {
-			return fmt.Errorf("bench set of lane %s: %w", name, err)
-		}
-		opt.BenchSets = append(opt.BenchSets, dataset.BenchSet{Name: "bench:" + name, FS: fsys, Root: root})
-	}
-	return nil
+	return opt.FromLanes(reg)
 }
 
-// exportDefault writes camp's curated dataset as raw JSONL records with
-// the spec's curation section and the defaults of kiln export (what the
-// dashboard's export button gives).
+// exportDefault writes camp's curated dataset as the dashboard's export
+// button gives it (dataset.Default).
 func (w *wiring) exportDefault(ctx context.Context, st *runs.Store, camp runs.Campaign, out io.Writer) error {
-	opt := dataset.DefaultOptions()
+	var cu *spec.Curation
 	if sp, err := storedSpec(camp, false); err == nil {
-		opt.ApplyCuration(sp.Curation)
+		cu = &sp.Curation
 	}
-	opt.Validation = 0 // one stream: no split
-	if err := opt.Validate(); err != nil {
-		return err
-	}
-	if err := w.laneReferences(&opt); err != nil {
-		return err
-	}
-	_, err := dataset.Build(ctx, st, camp.ID, dataset.Output{W: out}, opt)
-	return err
+	return dataset.Default(ctx, st, camp.ID, cu, w.lanes, out)
 }
 
 // exportAll is export --all: every judged result, uncurated.
