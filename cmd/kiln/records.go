@@ -22,7 +22,7 @@ func (w *wiring) tasks(ctx context.Context, sp *spec.Spec, k *kit.Kit) (kit.Task
 	}
 	const field = "tasks.from_campaign"
 	if len(k.RecordLanes) == 0 {
-		return kit.Tasks{}, fmt.Errorf("%s: lane %s takes no records (lanes that do: %s)", field, k.Name, strings.Join(recordLanes(reg0(w)), ", "))
+		return kit.Tasks{}, fmt.Errorf("%s: lane %s takes no records (lanes that do: %s)", field, k.Name, strings.Join(reg0(w).RecordLanes(), ", "))
 	}
 	set, err := w.records().VerifiedRecords(ctx, t.FromCampaign)
 	if err != nil {
@@ -49,20 +49,4 @@ func (w *wiring) records() *records.Reader {
 		w.recs = records.New(data)
 	}
 	return w.recs
-}
-
-// recordLanes lists the lanes of reg that take records.
-func recordLanes(reg *kit.Registry) []string {
-	var out []string
-	if reg != nil {
-		for _, name := range reg.Names() {
-			if k, _ := reg.Get(name); len(k.RecordLanes) > 0 {
-				out = append(out, name+" (of "+strings.Join(k.RecordLanes, ", ")+")")
-			}
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, "none")
-	}
-	return out
 }

@@ -227,7 +227,7 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 		}
 	}
 	if sp.Tasks.Corpus == spec.CorpusBench && k.Bench == nil {
-		return nil, fmt.Errorf("tasks.corpus: lane %s has no bench set (lanes with one: %s)", sp.Lane, strings.Join(benchLanes(reg0(w)), ", "))
+		return nil, fmt.Errorf("tasks.corpus: lane %s has no bench set (lanes with one: %s)", sp.Lane, strings.Join(reg0(w).BenchLanes(), ", "))
 	}
 	tasks, err := w.tasks(ctx, sp, k)
 	if err != nil {
@@ -281,23 +281,6 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 		Toolchain: w.toolchain(), Policy: w.policy(),
 		Refine: refine, Labels: labels,
 	}, nil
-}
-
-// benchLanes lists the lanes of reg that have a bench set.
-func benchLanes(reg *kit.Registry) []string {
-	var out []string
-	if reg == nil {
-		return out
-	}
-	for _, name := range reg.Names() {
-		if k, _ := reg.Get(name); k.Bench != nil {
-			out = append(out, name)
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, "none")
-	}
-	return out
 }
 
 // reg0 is w's lane registry, or nil when it cannot be built.
