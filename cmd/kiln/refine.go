@@ -7,11 +7,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
-	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/refinement/rounds"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
@@ -187,16 +185,11 @@ func writeReport(ctx context.Context, st *runs.Store, camp runs.Campaign, round 
 		return err
 	}
 	if svgPath != "" {
-		if err := report.WriteFileAtomic(svgPath, func(w io.Writer) error { return refinement.WriteSVG(w, rep.Refinement.Series) }); err != nil {
+		err := report.WriteCharts(svgPath, rep, func(chart, path string) {
+			fmt.Fprintf(e.stderr, "kiln: %s written to %s\n", chart, path)
+		})
+		if err != nil {
 			return fmt.Errorf("--svg: %w", err)
-		}
-		fmt.Fprintf(e.stderr, "kiln: chart written to %s\n", svgPath)
-		if len(rep.Speed) > 0 {
-			speedPath := strings.TrimSuffix(svgPath, ".svg") + ".speed.svg"
-			if err := report.WriteFileAtomic(speedPath, func(w io.Writer) error { return refinement.WriteSpeedSVG(w, rep.Speed) }); err != nil {
-				return fmt.Errorf("--svg: %w", err)
-			}
-			fmt.Fprintf(e.stderr, "kiln: kernel-speed chart written to %s\n", speedPath)
 		}
 	}
 	if asJSON {

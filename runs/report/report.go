@@ -295,3 +295,23 @@ func TopClasses(m map[string]int, k int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// WriteCharts writes a campaign report's charts: its refinement series to
+// svgPath and, when it has kernel-speed figures, those to the same name
+// ending in .speed.svg; written is told of each chart once it is in place
+// ("chart", "kernel-speed chart").
+func WriteCharts(svgPath string, rep engine.CampaignReport, written func(chart, path string)) error {
+	if err := WriteFileAtomic(svgPath, func(w io.Writer) error { return refinement.WriteSVG(w, rep.Refinement.Series) }); err != nil {
+		return err
+	}
+	written("chart", svgPath)
+	if len(rep.Speed) == 0 {
+		return nil
+	}
+	speedPath := strings.TrimSuffix(svgPath, ".svg") + ".speed.svg"
+	if err := WriteFileAtomic(speedPath, func(w io.Writer) error { return refinement.WriteSpeedSVG(w, rep.Speed) }); err != nil {
+		return err
+	}
+	written("kernel-speed chart", speedPath)
+	return nil
+}
