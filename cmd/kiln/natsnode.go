@@ -104,30 +104,12 @@ func cmdNATSNode(ctx context.Context, args []string, e env) error {
 }
 
 // serverConfigError validates a NATS server configuration made from flags
-// and names the flags in its error.
+// and names the flags in its error (jobs.ServerConfig.CheckFlags).
 func serverConfigError(cfg jobs.ServerConfig, addrFlags, tlsFlag, certFlags, caFlag, keyFlags string) error {
-	cfg.Defaults()
-	err := cfg.Validate()
-	if err == nil {
-		return nil
+	if err := cfg.CheckFlags(jobs.ServerFlags{Addr: addrFlags, TLS: tlsFlag, Cert: certFlags, CA: caFlag, Keys: keyFlags}); err != nil {
+		return badInput("%v", err)
 	}
-	msg := err.Error()
-	var hint string
-	switch {
-	case strings.Contains(msg, "TLS is off"):
-		hint = tlsFlag + " off"
-	case strings.Contains(msg, "authentication"):
-		hint = keyFlags
-	case strings.Contains(msg, "TLSCA"):
-		hint = caFlag
-	case strings.Contains(msg, "certificate"), strings.Contains(msg, "key"):
-		hint = certFlags
-	case strings.Contains(msg, "TLS mode"):
-		hint = tlsFlag
-	default:
-		hint = addrFlags
-	}
-	return badInput("%v (see %s)", err, hint)
+	return nil
 }
 
 // readKeyList reads public nkeys (jobs.ReadKeys); flagName names the flag

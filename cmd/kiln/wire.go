@@ -214,11 +214,9 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	mode := agent.ToolMode(solvers.Models[0].Tools)
-	for _, m := range solvers.Models[1:] {
-		if agent.ToolMode(m.Tools) != mode {
-			return nil, fmt.Errorf("models[%s].tools: all endpoints of a campaign must use the same tools mode (%s)", m.Name, mode)
-		}
+	mode, err := solvers.ToolMode()
+	if err != nil {
+		return nil, err
 	}
 	var toolNames []string
 	if mode != agent.ToolsNone && sp.Agent.MaxToolCalls > 0 {
@@ -261,19 +259,9 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 			return nil, err
 		}
 	}
-	var repair func(tools.Verdict) string
-	if k.Repair != nil {
-		repair = func(v tools.Verdict) string {
-			s, err := k.Repair(v)
-			if err != nil {
-				return agent.RepairPrompt(v)
-			}
-			return s
-		}
-	}
 	return &engine.Plan{
 		Lane: lane, Model: model, ToolMode: mode, Sampling: sp.Sampling.Agent(),
-		System: system, Repair: repair,
+		System: system, Repair: k.RepairPrompt,
 		RepairTurns: sp.Agent.RepairTurns, MaxToolCalls: maxTools,
 		Concurrency: sp.Concurrency,
 		Tasks:       func() ([]runs.Task, error) { return set.Round0, nil },
