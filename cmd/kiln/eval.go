@@ -79,26 +79,14 @@ func cmdEval(ctx context.Context, args []string, e env) error {
 // done; stopped is true when a soft stop ended the evaluation early.
 func runEvals(ctx context.Context, st *runs.Store, plan []eval.Planned, fresh bool, wire func() *wiring, e env) (evals []eval.Run, stopped bool, err error) {
 	for _, p := range plan {
-		camp, reuse, err := eval.Reusable(ctx, st, p.Spec.Name, p.Derived, fresh)
+		camp, run, err := eval.Open(ctx, st, p, fresh)
 		if err != nil {
 			return nil, false, err
 		}
-		if !reuse {
-			if camp, err = st.CreateCampaign(ctx, runs.Campaign{Name: p.Spec.Name, Lane: p.Spec.Lane, Spec: p.Derived, SpecDir: p.Dir}); err != nil {
-				return nil, false, fmt.Errorf("create campaign: %w", err)
-			}
-		}
 		evals = append(evals, eval.Run{Spec: p.File, Model: p.Model, Camp: camp})
-		switch camp.State {
-		case runs.CampaignDone:
+		if !run {
 			fmt.Fprintf(e.stderr, "kiln eval: model %s: campaign %s (%s) is done; reporting it (--fresh to run again)\n", p.Model, camp.ID, camp.Name)
 			continue
-		case runs.CampaignCancelled:
-			return nil, false, fmt.Errorf("model %s: campaign %s (%s) was cancelled; run kiln eval --fresh to start over", p.Model, camp.ID, camp.Name)
-		case runs.CampaignFailed:
-			if err := st.SetCampaignState(ctx, camp.ID, runs.CampaignQueued, "resumed by kiln eval"); err != nil {
-				return nil, false, fmt.Errorf("resume: %w", err)
-			}
 		}
 		fmt.Fprintf(e.stderr, "kiln eval: model %s: campaign %s (%s)\n", p.Model, camp.ID, camp.Name)
 		quiet := e

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/spec"
 )
 
@@ -72,4 +74,32 @@ func Plan(paths, only []string, samples int, opts func(dir string) spec.Options,
 		return nil, errors.New("no model to evaluate")
 	}
 	return plan, nil
+}
+
+// Open creates p's evaluation campaign, or reuses the campaign of the same
+// name and derived spec (unless fresh); run says whether it has work left:
+// false for a done campaign, whose results are reported as they are. A
+// cancelled campaign is an error (fresh starts over); a failed one is
+// queued again.
+func Open(ctx context.Context, st *runs.Store, p Planned, fresh bool) (camp runs.Campaign, run bool, err error) {
+	camp, reuse, err := Reusable(ctx, st, p.Spec.Name, p.Derived, fresh)
+	if err != nil {
+		return runs.Campaign{}, false, err
+	}
+	if !reuse {
+		if camp, err = st.CreateCampaign(ctx, runs.Campaign{Name: p.Spec.Name, Lane: p.Spec.Lane, Spec: p.Derived, SpecDir: p.Dir}); err != nil {
+			return runs.Campaign{}, false, fmt.Errorf("create campaign: %w", err)
+		}
+	}
+	switch camp.State {
+	case runs.CampaignDone:
+		return camp, false, nil
+	case runs.CampaignCancelled:
+		return runs.Campaign{}, false, fmt.Errorf("model %s: campaign %s (%s) was cancelled; run kiln eval --fresh to start over", p.Model, camp.ID, camp.Name)
+	case runs.CampaignFailed:
+		if err := st.SetCampaignState(ctx, camp.ID, runs.CampaignQueued, "resumed by kiln eval"); err != nil {
+			return runs.Campaign{}, false, fmt.Errorf("resume: %w", err)
+		}
+	}
+	return camp, true, nil
 }
