@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
-	"time"
 
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
@@ -314,35 +312,14 @@ func cmdStatus(ctx context.Context, args []string, e env) error {
 	} else if camps, err = st.ListCampaigns(ctx); err != nil {
 		return err
 	}
-	type row struct {
-		ID      string      `json:"id"`
-		Name    string      `json:"name"`
-		Lane    string      `json:"lane"`
-		State   string      `json:"state"`
-		Round   int         `json:"round"`
-		Note    string      `json:"note,omitempty"`
-		Created time.Time   `json:"created"`
-		Counts  runs.Counts `json:"counts"`
-	}
-	var rows []row
-	for _, camp := range camps {
-		n, err := st.Counts(ctx, camp.ID, -1)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, row{camp.ID, camp.Name, camp.Lane, string(camp.State), camp.Round, camp.Note, camp.CreatedAt, n})
+	rows, err := report.StatusRows(ctx, st, camps)
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return writeJSON(e.stdout, rows)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tLANE\tSTATE\tTASKS\tDONE\tPASS\tFAIL\tPENDING\tTASK FAULTS\tQUEUED\tTOKENS\tCREATED\tNOTE")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID[:8], r.Name, r.Lane, r.State,
-			r.Counts.Tasks, r.Counts.Done, r.Counts.Pass, r.Counts.Fail, r.Counts.Pending, r.Counts.TaskFaults, r.Counts.Queued,
-			r.Counts.PromptTokens+r.Counts.CompletionTokens, r.Created.Local().Format("2006-01-02 15:04"), r.Note)
-	}
-	return tw.Flush()
+	return report.Status(e.stdout, rows)
 }
 
 func cmdReport(ctx context.Context, args []string, e env) error {
@@ -407,14 +384,7 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	if *asJSON {
 		return writeJSON(e.stdout, sum)
 	}
-	b, a := sum.Before, sum.After
-	fmt.Fprintf(e.stdout, "rescored %d answers of campaign %s: pass %d -> %d, fail %d -> %d, pending %d -> %d, task faults %d -> %d; %d verdicts changed\n",
-		sum.Total, camp.ID, b.Pass, a.Pass, b.Fail, a.Fail, b.Pending, a.Pending, b.TaskFaults, a.TaskFaults, sum.Changed)
-	if b.Pending > 0 {
-		p := sum.FromPending
-		fmt.Fprintf(e.stdout, "of %d pending: %d became pass, %d became fail, %d task faults, %d stayed pending\n",
-			b.Pending, p.Pass, p.Fail, p.TaskFaults, p.Still)
-	}
+	report.Rescore(e.stdout, camp.ID, sum)
 	return nil
 }
 

@@ -76,22 +76,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	}
 	// A stop signal while the worker still waits for the daemon's queue
 	// (its artifact store) ends the wait at once.
-	startCtx, stopStart := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-e.soft:
-			stopStart()
-		case <-startCtx.Done():
-		}
-	}()
-	err = wk.Start(startCtx)
-	stopStart()
-	if err != nil {
-		select {
-		case <-e.soft:
-			return nil
-		default:
-		}
+	if stopped, err := wk.StartUnless(ctx, e.soft); stopped || err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kiln: worker %s pulling %s jobs from %s\n", wk.ID(), strings.Join(capList, ","), *url)
