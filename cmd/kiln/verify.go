@@ -9,7 +9,6 @@ import (
 
 	"github.com/kiln-dev/kiln/runs/report"
 	"github.com/kiln-dev/kiln/tools"
-	"github.com/kiln-dev/kiln/tools/kit"
 	"github.com/kiln-dev/kiln/tools/lanes"
 )
 
@@ -22,13 +21,8 @@ func cmdVerify(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return badInput("usage: kiln verify LANE [flags]; lanes: %s", strings.Join(laneNames(), ", "))
 	}
-	var k *kit.Kit
-	for _, kk := range lanes.Kits() {
-		if kk.Name == args[0] {
-			k = &kk
-		}
-	}
-	if k == nil || k.Verify == nil {
+	k, ok := lanes.Kit(args[0])
+	if !ok || k.Verify == nil {
 		return badInput("unknown lane %q (have %s)", args[0], strings.Join(laneNames(), ", "))
 	}
 	fs := flag.NewFlagSet("verify "+k.Name, flag.ContinueOnError)
@@ -56,14 +50,7 @@ func cmdVerify(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	if strings.Contains(answer, "```") {
-		if a, ok := l.Extract(answer); ok {
-			answer = a
-		} else {
-			answer = ""
-		}
-	}
-	v, err := l.Verify(ctx, item, answer)
+	v, err := l.Verify(ctx, item, tools.FencedAnswer(l, answer))
 	if err != nil {
 		if errors.Is(err, tools.ErrBadItem) {
 			return usageError{err}
