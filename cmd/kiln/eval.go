@@ -122,7 +122,7 @@ func writeEval(ctx context.Context, st *runs.Store, evals []eval.Run, ks []int, 
 		if err := eval.WriteFolder(dir, md, rep); err != nil {
 			return fmt.Errorf("-o: %w", err)
 		}
-		fmt.Fprintf(e.stderr, "kiln eval: report written to %s (%s)\n", dir, strings.Join(eval.FolderFiles, ", "))
+		fmt.Fprintf(e.stderr, "kiln eval: report written to %s (%s)\n", dir, strings.Join(eval.FolderFiles(), ", "))
 	}
 	if asJSON {
 		return writeJSON(e.stdout, rep)

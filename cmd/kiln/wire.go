@@ -56,7 +56,7 @@ type wiring struct {
 	// and lane commands read records from, when it is not data (lane
 	// commands run with a scratch data folder); "" means data.
 	recordData string
-	// recs reads tasks.from_campaign's records (records.go); made on first
+	// recs reads tasks.from_campaign's records (runs/records); made on first
 	// use, its store closed by close.
 	recs *records.Reader
 	// metrics is sandboxes.Config.Metrics (compile caches, GPU slots);

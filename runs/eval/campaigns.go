@@ -18,7 +18,9 @@ import (
 
 // Measures are the answer-level measurements an evaluation report
 // summarises when a lane records them.
-var Measures = []string{"latency_ratio", "nae_max", "opcode_similarity", "speedup"}
+func Measures() []string {
+	return []string{"latency_ratio", "nae_max", "opcode_similarity", "speedup"}
+}
 
 // Run is one model's evaluation campaign of one spec (kiln eval).
 type Run struct {
@@ -94,7 +96,7 @@ func Collect(ctx context.Context, st *runs.Store, evals []Run, ks []int) (*Repor
 		}
 	}
 	ks = slices.DeleteFunc(slices.Clone(ks), func(k int) bool { return k > maxN && k != 1 })
-	return Build(samples, Options{K: ks, Measures: Measures})
+	return Build(samples, Options{K: ks, Measures: Measures()})
 }
 
 // Markdown is kiln eval's report: the campaigns evaluated, then the report.
@@ -112,7 +114,7 @@ func Markdown(evals []Run, rep *Report) ([]byte, error) {
 }
 
 // FolderFiles are the files WriteFolder writes.
-var FolderFiles = []string{"report.md", "report.json", "passk.svg"}
+func FolderFiles() []string { return []string{"report.md", "report.json", "passk.svg"} }
 
 // WriteFolder writes the report into the folder dir, which exists:
 // report.md (md), report.json and passk.svg, each atomically.
@@ -126,7 +128,7 @@ func WriteFolder(dir string, md []byte, rep *Report) error {
 		},
 		"passk.svg": rep.WriteSVG,
 	}
-	for _, name := range FolderFiles {
+	for _, name := range FolderFiles() {
 		if err := report.WriteFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
 			return err
 		}
