@@ -213,12 +213,7 @@ func exportAll(ctx context.Context, st *runs.Store, camp runs.Campaign, dest dat
 	if dest.Dir != "" {
 		return badInput("--all writes one stream of records: give -o a file or -")
 	}
-	var n int
-	err := dest.Write(e.stdout, func(w io.Writer) error {
-		var err error
-		n, err = st.Export(ctx, camp.ID, w, runs.ExportOptions{All: true, Texts: texts, Transcripts: transcripts})
-		return err
-	})
+	n, err := dataset.WriteAll(ctx, st, camp.ID, dest, e.stdout, runs.ExportOptions{All: true, Texts: texts, Transcripts: transcripts})
 	if err != nil {
 		return err
 	}

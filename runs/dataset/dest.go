@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kiln-dev/kiln/runs"
 )
 
 // Dest is where kiln export writes: a folder (Dir), a file (File), or
@@ -82,6 +85,19 @@ func closeAndRename(f *os.File, path string) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
+}
+
+// WriteAll writes a campaign's records as st.Export gives them (kiln export
+// --all: every judged result, uncurated) to d, a file or stdout, and returns
+// how many it wrote.
+func WriteAll(ctx context.Context, st *runs.Store, campaignID string, d Dest, stdout io.Writer, opt runs.ExportOptions) (int, error) {
+	var n int
+	err := d.Write(stdout, func(w io.Writer) error {
+		var err error
+		n, err = st.Export(ctx, campaignID, w, opt)
+		return err
+	})
+	return n, err
 }
 
 // WriteSummary prints what an export wrote to d, and what it left out, as
