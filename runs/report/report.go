@@ -213,29 +213,7 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 		fmt.Fprintf(out, "    %s (%s): %s\n", ch.Category, ch.Kind, ch.Reason)
 	}
 	for _, s := range d.Synth {
-		nInv, nDup, nParse := 0, 0, 0
-		for _, r := range s.Rejected {
-			switch r.Stage {
-			case engine.RejectInvalid:
-				nInv++
-			case engine.RejectDuplicate:
-				nDup++
-			default:
-				nParse++
-			}
-		}
-		fmt.Fprintf(out, "  synthesis %s: asked %d, accepted %d, rejected %d (%d unparsable, %d duplicate, %d invalid); %d+%d tokens, %s\n",
-			s.Category, s.K, len(s.Accepted), len(s.Rejected), nParse, nDup, nInv, s.PromptTokens, s.CompletionTokens, msString(s.LatencyMS))
-		if s.Error != "" {
-			fmt.Fprintf(out, "    no reply: %s\n", s.Error)
-		}
-		for _, r := range s.Rejected {
-			fn := ""
-			if r.Function != "" {
-				fn = " " + r.Function
-			}
-			fmt.Fprintf(out, "    dropped #%d%s (%s): %s\n", r.Index, fn, r.Stage, truncate(r.Reason, 200))
-		}
+		printSynth(out, s)
 	}
 	cats := make([]string, 0, len(d.Drawn))
 	for c := range d.Drawn {
@@ -248,6 +226,34 @@ func printRound(out io.Writer, rr refinement.RoundReport, d engine.RoundRecord) 
 	}
 	fmt.Fprintf(out, "  round %d: %d tasks = %d drawn from the corpus (%s) + %d synthesised\n",
 		d.NextRound, d.Tasks, d.DrawnTasks, strings.Join(parts, ", "), d.SynthTasks)
+}
+
+// printSynth prints one synthesis request of a round: asked, accepted,
+// rejected by stage, its cost, and each dropped task with its reason.
+func printSynth(out io.Writer, s engine.SynthRecord) {
+	nInv, nDup, nParse := 0, 0, 0
+	for _, r := range s.Rejected {
+		switch r.Stage {
+		case engine.RejectInvalid:
+			nInv++
+		case engine.RejectDuplicate:
+			nDup++
+		default:
+			nParse++
+		}
+	}
+	fmt.Fprintf(out, "  synthesis %s: asked %d, accepted %d, rejected %d (%d unparsable, %d duplicate, %d invalid); %d+%d tokens, %s\n",
+		s.Category, s.K, len(s.Accepted), len(s.Rejected), nParse, nDup, nInv, s.PromptTokens, s.CompletionTokens, msString(s.LatencyMS))
+	if s.Error != "" {
+		fmt.Fprintf(out, "    no reply: %s\n", s.Error)
+	}
+	for _, r := range s.Rejected {
+		fn := ""
+		if r.Function != "" {
+			fn = " " + r.Function
+		}
+		fmt.Fprintf(out, "    dropped #%d%s (%s): %s\n", r.Index, fn, r.Stage, truncate(r.Reason, 200))
+	}
 }
 
 // WriteFileAtomic writes path through a temp file and a rename.
