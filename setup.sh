@@ -108,6 +108,7 @@ run_tests() {
 	case "${1:-}" in
 	"")
 		go vet ./...
+		go run .ci/funclen.go -warn 100 -max 100 . # no function over 100 lines
 		# The longest packages first, so that both slots stay busy to the end.
 		go test -p 2 -timeout 40m ./cmd/kiln ./tools/torch2cuda ./tools/cudasynth ./tools/ptx2cuda ./...
 		;;

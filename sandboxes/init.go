@@ -165,13 +165,8 @@ func runStageInit(spec initSpec) int {
 			syscall.Close(fd)
 		}
 	}()
-	for _, p := range spec.Cgroups {
-		fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
-		if err != nil {
-			rep.InitError = layerErr(LayerCgroups, "open %s: %v", p, err)
-			return 0
-		}
-		cgfds = append(cgfds, fd)
+	if cgfds, rep.InitError = openCgroups(spec.Cgroups); rep.InitError != "" {
+		return 0
 	}
 	if spec.View != nil {
 		if err := setupView(spec.View, spec.Dir); err != nil {
@@ -184,23 +179,10 @@ func runStageInit(spec initSpec) int {
 		rep.InitError = "pipe: " + err.Error()
 		return 0
 	}
-	child := spec
-	child.View, child.Cgroups, child.CgroupFDs = nil, nil, nil
-	child.InView = spec.View != nil
-	files := []uintptr{0, 1, 2, uintptr(p[1])}
-	for i, fd := range cgfds {
-		files = append(files, uintptr(fd))
-		child.CgroupFDs = append(child.CgroupFDs, reportFD+1+i)
-	}
-	self, err := json.Marshal(child)
+	self, files, sys, err := stage2Attr(spec, cgfds, p[1])
 	if err != nil {
 		rep.InitError = "marshal: " + err.Error()
 		return 0
-	}
-	sys := &syscall.SysProcAttr{}
-	if spec.TargetUID >= 0 {
-		id := uint32(spec.TargetUID)
-		sys.Credential = &syscall.Credential{Uid: id, Gid: id, Groups: []uint32{}}
 	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{initArg0, stageTarget, string(self)}, &syscall.ProcAttr{
 		Env:   spec.Env,
@@ -228,10 +210,62 @@ func runStageInit(spec initSpec) int {
 	// /proc files (fds, memory).
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// Stage 2 writes here only when it fails before or at execve.
+	rep.ExecError = readAll(p[0])
+	syscall.Close(p[0])
+	waitStage2(pid, &rep)
+	if spec.Subreaper {
+		killDescendants()
+	}
+	// With a pid namespace, returning (exiting PID 1) makes the kernel
+	// SIGKILL and reap every process left in it.
+	return 0
+}
+
+// openCgroups opens the cgroup files for writing; it returns those it
+// opened, with the init error of the first it could not ("" when none).
+func openCgroups(paths []string) ([]int, string) {
+	var fds []int
+	for _, p := range paths {
+		fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return fds, layerErr(LayerCgroups, "open %s: %v", p, err)
+		}
+		fds = append(fds, fd)
+	}
+	return fds, ""
+}
+
+// stage2Attr is what stage 2 starts with: its spec (no view or cgroup
+// paths left to set up; the cgroup files passed as fds after the report's),
+// its files (stdio, the pipe's write end pipeW, the cgroup fds) and its
+// credentials (the target uid, when set).
+func stage2Attr(spec initSpec, cgfds []int, pipeW int) ([]byte, []uintptr, *syscall.SysProcAttr, error) {
+	child := spec
+	child.View, child.Cgroups, child.CgroupFDs = nil, nil, nil
+	child.InView = spec.View != nil
+	files := []uintptr{0, 1, 2, uintptr(pipeW)}
+	for i, fd := range cgfds {
+		files = append(files, uintptr(fd))
+		child.CgroupFDs = append(child.CgroupFDs, reportFD+1+i)
+	}
+	self, err := json.Marshal(child)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sys := &syscall.SysProcAttr{}
+	if spec.TargetUID >= 0 {
+		id := uint32(spec.TargetUID)
+		sys.Credential = &syscall.Credential{Uid: id, Gid: id, Groups: []uint32{}}
+	}
+	return self, files, sys, nil
+}
+
+// readAll reads fd to its end (at most 4 KiB): what stage 2 wrote.
+func readAll(fd int) string {
 	var buf [4096]byte
 	n := 0
 	for n < len(buf) {
-		m, err := syscall.Read(p[0], buf[n:])
+		m, err := syscall.Read(fd, buf[n:])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -240,10 +274,11 @@ func runStageInit(spec initSpec) int {
 		}
 		n += m
 	}
-	syscall.Close(p[0])
-	if n > 0 {
-		rep.ExecError = string(buf[:n])
-	}
+	return string(buf[:n])
+}
+
+// waitStage2 reaps children until stage 2 (pid) ends, and records how.
+func waitStage2(pid int, rep *initReport) {
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -252,7 +287,7 @@ func runStageInit(spec initSpec) int {
 		}
 		if err != nil {
 			rep.InitError = "wait: " + err.Error()
-			break
+			return
 		}
 		if wpid != pid {
 			continue // a reaped orphan
@@ -263,14 +298,8 @@ func runStageInit(spec initSpec) int {
 		case ws.Signaled():
 			rep.Signal, rep.Core = int(ws.Signal()), ws.CoreDump()
 		}
-		break
+		return
 	}
-	if spec.Subreaper {
-		killDescendants()
-	}
-	// With a pid namespace, returning (exiting PID 1) makes the kernel
-	// SIGKILL and reap every process left in it.
-	return 0
 }
 
 // dropToUID makes every thread of stage 1 run as uid (and gid) with no

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/c2x86"
 )

@@ -11,15 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
-	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/report"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/sandboxes"
 )
 
@@ -256,24 +254,24 @@ func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campa
 	if err != nil {
 		return err
 	}
-	pr := newProgress(e.stderr, isTerminal(e.stderr))
+	pr := report.NewProgress(e.stderr, isTerminal(e.stderr))
 	var (
 		faultMu sync.Mutex
 		faults  = map[string]int{}
 	)
-	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.update,
+	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.Update,
 		OnFault: func(_ runs.Campaign, class string, _ error) {
 			faultMu.Lock()
 			faults[class]++
 			faultMu.Unlock()
 		}}
 	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
-	pr.finish()
+	pr.Finish()
 	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d pending, %d task faults, %d queued\n",
 		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Pending, n.TaskFaults, n.Queued)
 	faultMu.Lock()
 	if len(faults) > 0 {
-		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", topClasses(faults, len(faults)))
+		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", report.TopClasses(faults, len(faults)))
 	}
 	faultMu.Unlock()
 	if errors.Is(err, engine.ErrStopped) {
@@ -290,48 +288,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progress prints a line per second on a terminal (rewritten in place) and a
-// plain line every 10 seconds otherwise.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	start time.Time
-	last  time.Time
-	shown bool
-}
-
-func newProgress(w io.Writer, tty bool) *progress {
-	return &progress{w: w, tty: tty, start: time.Now()}
-}
-
-func (p *progress) update(c runs.Campaign, n runs.Counts) {
-	now := time.Now()
-	if !p.tty && now.Sub(p.last) < 10*time.Second && n.Queued+n.Leased > 0 {
-		return
-	}
-	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := 0.0
-	if el > 0 {
-		rate = float64(n.Done) / el
-	}
-	line := fmt.Sprintf("%s  %d/%d done  pass %d  fail %d  pending %d  task faults %d  in flight %d  tokens %d  %.2f/s  %s",
-		c.Name, n.Done, n.Tasks, n.Pass, n.Fail, n.Pending, n.TaskFaults, n.Leased,
-		n.PromptTokens+n.CompletionTokens, rate, time.Duration(el*float64(time.Second)).Round(time.Second))
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-		p.shown = true
-	} else {
-		fmt.Fprintln(p.w, line)
-	}
-}
-
-func (p *progress) finish() {
-	if p.tty && p.shown {
-		fmt.Fprintln(p.w)
-	}
 }
 
 func cmdStatus(ctx context.Context, args []string, e env) error {
@@ -364,35 +320,14 @@ func cmdStatus(ctx context.Context, args []string, e env) error {
 	} else if camps, err = st.ListCampaigns(ctx); err != nil {
 		return err
 	}
-	type row struct {
-		ID      string      `json:"id"`
-		Name    string      `json:"name"`
-		Lane    string      `json:"lane"`
-		State   string      `json:"state"`
-		Round   int         `json:"round"`
-		Note    string      `json:"note,omitempty"`
-		Created time.Time   `json:"created"`
-		Counts  runs.Counts `json:"counts"`
-	}
-	var rows []row
-	for _, camp := range camps {
-		n, err := st.Counts(ctx, camp.ID, -1)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, row{camp.ID, camp.Name, camp.Lane, string(camp.State), camp.Round, camp.Note, camp.CreatedAt, n})
+	rows, err := report.StatusRows(ctx, st, camps)
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return writeJSON(e.stdout, rows)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tLANE\tSTATE\tTASKS\tDONE\tPASS\tFAIL\tPENDING\tTASK FAULTS\tQUEUED\tTOKENS\tCREATED\tNOTE")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID[:8], r.Name, r.Lane, r.State,
-			r.Counts.Tasks, r.Counts.Done, r.Counts.Pass, r.Counts.Fail, r.Counts.Pending, r.Counts.TaskFaults, r.Counts.Queued,
-			r.Counts.PromptTokens+r.Counts.CompletionTokens, r.Created.Local().Format("2006-01-02 15:04"), r.Note)
-	}
-	return tw.Flush()
+	return report.Status(e.stdout, rows)
 }
 
 func cmdReport(ctx context.Context, args []string, e env) error {
@@ -414,26 +349,6 @@ func cmdReport(ctx context.Context, args []string, e env) error {
 	}
 	defer st.Close()
 	return writeReport(ctx, st, camp, *round, *asJSON, *svg, e)
-}
-
-func topClasses(m map[string]int, k int) string {
-	type kv struct {
-		k string
-		v int
-	}
-	var l []kv
-	for c, n := range m {
-		l = append(l, kv{c, n})
-	}
-	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || (l[i].v == l[j].v && l[i].k < l[j].k) })
-	var parts []string
-	for i, x := range l {
-		if i == k {
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", x.k, x.v))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func cmdRescore(ctx context.Context, args []string, e env) error {
@@ -477,14 +392,7 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	if *asJSON {
 		return writeJSON(e.stdout, sum)
 	}
-	b, a := sum.Before, sum.After
-	fmt.Fprintf(e.stdout, "rescored %d answers of campaign %s: pass %d -> %d, fail %d -> %d, pending %d -> %d, task faults %d -> %d; %d verdicts changed\n",
-		sum.Total, camp.ID, b.Pass, a.Pass, b.Fail, a.Fail, b.Pending, a.Pending, b.TaskFaults, a.TaskFaults, sum.Changed)
-	if b.Pending > 0 {
-		p := sum.FromPending
-		fmt.Fprintf(e.stdout, "of %d pending: %d became pass, %d became fail, %d task faults, %d stayed pending\n",
-			b.Pending, p.Pass, p.Fail, p.TaskFaults, p.Still)
-	}
+	report.Rescore(e.stdout, camp.ID, sum)
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/tools/c2x86"
 )
 
@@ -298,7 +299,7 @@ func checkNoStaleSandbox(t *testing.T, data string, pids []int) int {
 		stale++
 		t.Errorf(format, args...)
 	}
-	root, err := sandboxRoot(data)
+	root, err := sandboxes.ScratchRootFor(data)
 	if err != nil {
 		t.Fatal(err)
 	}

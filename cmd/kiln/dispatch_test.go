@@ -20,8 +20,6 @@ import (
 	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/runs/jobs"
 	"github.com/kiln-dev/kiln/tools"
-	"github.com/kiln-dev/kiln/tools/kit"
-	"github.com/kiln-dev/kiln/tools/ptx2cuda"
 )
 
 // TestDispatchPendingToWorker runs `kiln serve --dispatch` (embedded NATS,
@@ -160,38 +158,6 @@ func TestDispatchPendingToWorker(t *testing.T) {
 		t.Error("worker did not drain")
 	}
 	stop()
-}
-
-// TestDispatchCapabilities: the lanes that leave stages pending name the
-// capability their Completer needs, among those workers offer.
-func TestDispatchCapabilities(t *testing.T) {
-	t.Parallel()
-	reg, err := newWiring(env{}, nil, t.TempDir()).lanes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"c2x86": "", "cuda-synth": kit.CapabilityGPU, "cuda2hip": kit.CapabilityGPU,
-		"ptx2cuda": kit.CapabilityGPU, "sass2rdna": kit.CapabilityAMD, "torch2cuda": kit.CapabilityTorch}
-	for _, name := range reg.Names() {
-		k, _ := reg.Get(name)
-		if w, ok := want[name]; ok && k.Capability != w {
-			t.Errorf("lane %s: capability %q, want %q", name, k.Capability, w)
-		}
-		if k.Capability != "" && !jobs.ValidCapability(k.Capability) {
-			t.Errorf("lane %s: capability %q is no subject token", name, k.Capability)
-		}
-	}
-	// ptx2cuda's torch program tasks go to torch workers, its others to
-	// GPU workers.
-	k, _ := reg.Get("ptx2cuda")
-	torchItem := tools.Item{Lane: "ptx2cuda", Files: map[string]string{ptx2cuda.FileTorchSpec: "{}"}}
-	plain := tools.Item{Lane: "ptx2cuda", Files: map[string]string{ptx2cuda.FileHarness: "{}"}}
-	if got := jobCapability(k, torchItem); got != kit.CapabilityTorch {
-		t.Errorf("torch program task: capability %q", got)
-	}
-	if got := jobCapability(k, plain); got != kit.CapabilityGPU {
-		t.Errorf("ptx2cuda task: capability %q", got)
-	}
 }
 
 // dispatchCampaign is the set-up of the dispatch tests: kiln serve

@@ -4,12 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
-	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/tools/lanes"
 )
 
@@ -46,9 +44,9 @@ func cmdDoctor(ctx context.Context, args []string, e env) error {
 	} else {
 		sandbox["capabilities"] = r.Capabilities()
 	}
-	lanes := laneReadiness(reg)
+	ready := lanes.Readiness(reg)
 	if *asJSON {
-		return writeJSON(e.stdout, map[string]any{"toolchains": rep, "sandbox": sandbox, "lanes": laneNames(), "lane_toolchains": lanes})
+		return writeJSON(e.stdout, map[string]any{"toolchains": rep, "sandbox": sandbox, "lanes": laneNames(), "lane_toolchains": ready})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tVERSION\tTARGETS\tPATH")
@@ -74,7 +72,7 @@ func cmdDoctor(ctx context.Context, args []string, e env) error {
 		fmt.Fprintf(e.stdout, "\nsandbox: %s\n", w.policy())
 	}
 	fmt.Fprintln(e.stdout, "\nlanes:")
-	for _, l := range lanes {
+	for _, l := range ready {
 		state := "ready"
 		if len(l.Missing) > 0 {
 			state = "missing " + strings.Join(l.Missing, ", ")
@@ -82,27 +80,4 @@ func cmdDoctor(ctx context.Context, args []string, e env) error {
 		fmt.Fprintf(e.stdout, "  %-12s %s (needs %s)\n", l.Lane, state, strings.Join(l.Needs, ", "))
 	}
 	return nil
-}
-
-// laneToolchains is whether a lane's toolchains (kit.Kit.Toolchains) are
-// on this host.
-type laneToolchains struct {
-	Lane    string   `json:"lane"`
-	Needs   []string `json:"needs"`
-	Missing []string `json:"missing,omitempty"`
-}
-
-func laneReadiness(reg *toolchain.Registry) []laneToolchains {
-	var out []laneToolchains
-	for _, k := range lanes.Kits() {
-		l := laneToolchains{Lane: k.Name, Needs: k.Toolchains}
-		for _, t := range k.Toolchains {
-			if _, ok := reg.Get(t); !ok {
-				l.Missing = append(l.Missing, t)
-			}
-		}
-		out = append(out, l)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Lane < out[j].Lane })
-	return out
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/report"
 )
 
 // faultClass is the class kiln must give each fault the fake server injects
@@ -236,7 +237,7 @@ func TestLLMFaults(t *testing.T) {
 	}
 	t.Logf("LLM faults: %d tasks, each judged once, in %v; %d faults injected and survived (%s); classified by kiln as %s; "+
 		"plus %d empty answers and 2 answers of %d MiB; %d HTTP connections, all closed; goroutines %d before, back to baseline after",
-		len(bs), elapsed.Round(time.Second), total, strings.Join(parts, ", "), topClasses(gotClasses, len(gotClasses)),
+		len(bs), elapsed.Round(time.Second), total, strings.Join(parts, ", "), report.TopClasses(gotClasses, len(gotClasses)),
 		served["empty"], bigAnswer>>20, conns.total(), baseline)
 }
 

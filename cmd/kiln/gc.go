@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/report"
 )
 
 // cmdGC removes the blobs no stored record refers to (runs.Store.GC): the
@@ -48,33 +48,6 @@ func cmdGC(ctx context.Context, args []string, e env) error {
 			MinAgeSeconds float64 `json:"min_age_s"`
 		}{rep, minAge.Seconds()})
 	}
-	verb := "removed"
-	if rep.DryRun {
-		verb = "would remove"
-	}
-	fmt.Fprintf(e.stdout, "blobs: %d (%s): %d live (%s), %d unreferenced but younger than %s kept (%s)\n",
-		rep.Blobs, byteSize(rep.Bytes), rep.Live, byteSize(rep.LiveBytes), rep.Young, *minAge, byteSize(rep.YoungBytes))
-	fmt.Fprintf(e.stdout, "%s %d blobs, %s freed", verb, rep.Removed, byteSize(rep.RemovedBytes))
-	if rep.Completed > 0 {
-		fmt.Fprintf(e.stdout, " (%d of them, %s, kept for pending runs since completed)", rep.Completed, byteSize(rep.CompletedBytes))
-	}
-	fmt.Fprintf(e.stdout, "; %d empty folders\n", rep.Dirs)
-	if rep.Missing > 0 {
-		fmt.Fprintf(e.stdout, "warning: %d blobs that records refer to are missing from the store\n", rep.Missing)
-	}
+	report.GC(e.stdout, rep, *minAge)
 	return nil
-}
-
-// byteSize formats n bytes with a binary unit.
-func byteSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

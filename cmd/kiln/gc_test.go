@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/sandboxes"
 )
 
 // TestGCCommand runs kiln gc on a store holding a judged task's artifact,
@@ -111,12 +112,12 @@ func TestSandboxRootRemoved(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	data := t.TempDir()
-	root, err := sandboxRoot(data)
+	root, err := sandboxes.ScratchRootFor(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// An empty root left by an earlier kiln for a data folder gone since.
-	stale, err := sandboxRoot(filepath.Join(t.TempDir(), "gone"))
+	stale, err := sandboxes.ScratchRootFor(filepath.Join(t.TempDir(), "gone"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -124,22 +123,8 @@ verbs:
 Run "kiln <verb> -h" for a verb's flags.
 `
 
-// usageText is usage with the lanes' verbs (kiln verify LANE, and verbs
-// of a lane's own such as bench compile).
-func usageText() string {
-	var b strings.Builder
-	for _, k := range lanes.Kits() {
-		if k.Verify != nil {
-			fmt.Fprintf(&b, "  %-18s  judge one answer: %s\n", "verify "+k.Name, k.Verify.Usage)
-		}
-	}
-	for _, k := range lanes.Kits() {
-		for _, c := range k.Commands {
-			fmt.Fprintf(&b, "  %-18s  %s\n", c.Verb, c.Summary)
-		}
-	}
-	return fmt.Sprintf(usage, b.String())
-}
+// usageText is usage with the lanes' verbs (lanes.Usage).
+func usageText() string { return fmt.Sprintf(usage, lanes.Usage()) }
 
 func run(ctx context.Context, args []string, e env) int {
 	if len(args) == 0 {

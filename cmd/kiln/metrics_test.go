@@ -27,6 +27,7 @@ import (
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/api"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/metrics"
 	"github.com/kiln-dev/kiln/runs/notify"
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
@@ -172,9 +173,9 @@ func getMetrics(ctx context.Context, url string) (metricScrape, error) {
 }
 
 // gatherMetrics reads a registry directly.
-func gatherMetrics(t *testing.T, m *promMetrics) metricScrape {
+func gatherMetrics(t *testing.T, m *metrics.Prometheus) metricScrape {
 	t.Helper()
-	fams, err := m.reg.Gather()
+	fams, err := m.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,10 +577,10 @@ func TestMetricsServe(t *testing.T) {
 	}
 }
 
-// TestMetricsHooks drives every hook of promMetrics and reads the registry.
+// TestMetricsHooks drives every hook of metrics.Prometheus and reads the registry.
 func TestMetricsHooks(t *testing.T) {
 	t.Parallel()
-	m := newPromMetrics(nil, nil)
+	m := metrics.New(nil, nil)
 	m.AttemptStarted("c2x86")
 	m.AttemptStarted("c2x86")
 	m.AttemptEnded(engine.AttemptStats{Lane: "c2x86", Model: "qwen", Outcome: engine.OutcomeJudged, Class: "pass",
@@ -607,7 +608,7 @@ func TestMetricsHooks(t *testing.T) {
 	}{
 		{"kiln_attempts_started_total", map[string]string{"lane": "c2x86"}, 2},
 		{"kiln_attempts_total", map[string]string{"outcome": "judged", "model": "qwen"}, 1},
-		{"kiln_attempts_total", map[string]string{"outcome": "requeued", "model": labelUnknown}, 1},
+		{"kiln_attempts_total", map[string]string{"outcome": "requeued", "model": metrics.LabelUnknown}, 1},
 		{"kiln_attempt_duration_seconds_sum", map[string]string{"lane": "c2x86"}, 3},
 		{"kiln_verdicts_total", nil, 1},
 		{"kiln_verdicts_total", map[string]string{"class": "pass", "model": "qwen", "lane": "c2x86"}, 1},
@@ -617,7 +618,7 @@ func TestMetricsHooks(t *testing.T) {
 		{"kiln_tokens_total", map[string]string{"kind": "completion"}, 50},
 		{"kiln_tokens_total", map[string]string{"kind": "reasoning"}, 7},
 		{"kiln_model_call_duration_seconds_count", nil, 2},
-		{"kiln_model_call_duration_seconds_count", map[string]string{"endpoint": labelUnknown}, 1},
+		{"kiln_model_call_duration_seconds_count", map[string]string{"endpoint": metrics.LabelUnknown}, 1},
 		{"kiln_model_call_duration_seconds_sum", nil, 4},
 		{"kiln_model_ttft_seconds_count", map[string]string{"endpoint": "vllm"}, 1},
 		{"kiln_model_ttft_seconds_count", nil, 1},
@@ -672,17 +673,17 @@ func TestMetricsHooks(t *testing.T) {
 }
 
 // TestMetricsLabelCap: model and endpoint labels take at most
-// maxModelLabels distinct values; later ones read "other".
+// metrics.MaxModelLabels distinct values; later ones read "other".
 func TestMetricsLabelCap(t *testing.T) {
 	t.Parallel()
-	m := newPromMetrics(nil, nil)
-	for i := range maxModelLabels + 10 {
+	m := metrics.New(nil, nil)
+	for i := range metrics.MaxModelLabels + 10 {
 		m.ModelCall(fmt.Sprintf("model-%d", i), "ep", agent.Usage{PromptTokens: 1})
 	}
 	m.ModelCall("model-0", "ep", agent.Usage{PromptTokens: 1}) // seen: keeps its name
 	models := gatherMetrics(t, m).by("kiln_tokens_total", "model", map[string]string{"kind": "prompt"})
-	if len(models) != maxModelLabels+1 || models[labelOther] != 10 || models["model-0"] != 2 {
-		t.Fatalf("%d model labels, other %v, model-0 %v", len(models), models[labelOther], models["model-0"])
+	if len(models) != metrics.MaxModelLabels+1 || models[metrics.LabelOther] != 10 || models["model-0"] != 2 {
+		t.Fatalf("%d model labels, other %v, model-0 %v", len(models), models[metrics.LabelOther], models["model-0"])
 	}
 }
 
@@ -712,7 +713,7 @@ func TestMetricsStoreCollector(t *testing.T) {
 	if _, err := st.CreateCampaign(ctx, runs.Campaign{Name: "waiting", Lane: "cuda-synth"}); err != nil {
 		t.Fatal(err)
 	}
-	m := newPromMetrics(st, nil)
+	m := metrics.New(st, nil)
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	sc, err := getMetrics(ctx, srv.URL)
@@ -831,7 +832,7 @@ func TestMetricsGrafanaDashboard(t *testing.T) {
 	if err := st.SetCampaignState(ctx, c.ID, runs.CampaignRunning, ""); err != nil {
 		t.Fatal(err)
 	}
-	m := newPromMetrics(st, nil)
+	m := metrics.New(st, nil)
 	m.AttemptStarted("c2x86")
 	m.AttemptEnded(engine.AttemptStats{Lane: "c2x86", Outcome: engine.OutcomeJudged, Class: "pass", Duration: time.Second,
 		Stages: []tools.Stage{{Name: "compile", Duration: time.Millisecond}}})

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -12,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/kiln-dev/kiln/runs/jobs"
 )
@@ -109,52 +104,22 @@ func cmdNATSNode(ctx context.Context, args []string, e env) error {
 }
 
 // serverConfigError validates a NATS server configuration made from flags
-// and names the flags in its error.
+// and names the flags in its error (jobs.ServerConfig.CheckFlags).
 func serverConfigError(cfg jobs.ServerConfig, addrFlags, tlsFlag, certFlags, caFlag, keyFlags string) error {
-	cfg.Defaults()
-	err := cfg.Validate()
-	if err == nil {
-		return nil
+	if err := cfg.CheckFlags(jobs.ServerFlags{Addr: addrFlags, TLS: tlsFlag, Cert: certFlags, CA: caFlag, Keys: keyFlags}); err != nil {
+		return badInput("%v", err)
 	}
-	msg := err.Error()
-	var hint string
-	switch {
-	case strings.Contains(msg, "TLS is off"):
-		hint = tlsFlag + " off"
-	case strings.Contains(msg, "authentication"):
-		hint = keyFlags
-	case strings.Contains(msg, "TLSCA"):
-		hint = caFlag
-	case strings.Contains(msg, "certificate"), strings.Contains(msg, "key"):
-		hint = certFlags
-	case strings.Contains(msg, "TLS mode"):
-		hint = tlsFlag
-	default:
-		hint = addrFlags
-	}
-	return badInput("%v (see %s)", err, hint)
+	return nil
 }
 
-// readKeyList reads public nkeys, one a line; blank lines and # comments
-// are skipped. flagName names the flag in errors.
+// readKeyList reads public nkeys (jobs.ReadKeys); flagName names the flag
+// in errors.
 func readKeyList(flagName, path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+	keys, err := jobs.ReadKeys(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		out = append(out, line)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: %s lists no key", flagName, path)
-	}
-	return out, nil
+	return keys, nil
 }
 
 // splitList splits a comma-separated list, dropping blanks.
@@ -166,15 +131,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// natsConnect connects to NATS (jobs.Connect) and says which flag is
-// missing when the server's certificate is not trusted.
-func natsConnect(cfg jobs.ConnConfig) (*nats.Conn, error) {
-	nc, err := jobs.Connect(cfg)
-	if errors.Is(err, jobs.ErrTLSUntrusted) {
-		return nil, fmt.Errorf("%w; pass it with --nats-ca FILE (a server with a generated certificate logs the path: <store>/tls/%s on a nats-node, <data>/nats/tls/%s for kiln serve --dispatch)",
-			err, jobs.CACertFile, jobs.CACertFile)
-	}
-	return nc, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/jobs"
 )
 
@@ -118,7 +119,7 @@ func TestNATSClusterNodeKilled(t *testing.T) {
 	}
 	t.Cleanup(func() { d.st.Close() })
 	col := jobs.NewCollector(q, nc, func(ctx context.Context, r jobs.Result) error {
-		ok, err := d.st.RecordJob(ctx, jobResultRecord(r))
+		ok, err := d.st.RecordJob(ctx, dispatch.ResultRecord(r))
 		if err == nil && !ok {
 			d.dupes.Add(1)
 		}
@@ -132,8 +133,8 @@ func TestNATSClusterNodeKilled(t *testing.T) {
 
 	const n, ms = 60, 300
 	for i := range n {
-		b, _ := json.Marshal(sleepPayload{MS: ms})
-		if _, err := q.Publish(ctx, jobs.Job{ID: fmt.Sprintf("sleep-%03d", i), Kind: sleepJobKind, Capability: "test", Payload: b}); err != nil {
+		b, _ := json.Marshal(dispatch.SleepPayload{MS: ms})
+		if _, err := q.Publish(ctx, jobs.Job{ID: fmt.Sprintf("sleep-%03d", i), Kind: dispatch.SleepJobKind, Capability: "test", Payload: b}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/jobs"
 )
 
@@ -32,7 +33,7 @@ func TestWorkerQueueBench(t *testing.T) {
 	ms, per := envInt(t, "KILN_QUEUE_BENCH_MS", 200), envInt(t, "KILN_QUEUE_BENCH_PER", 40)
 	job := time.Duration(ms) * time.Millisecond
 	ctx := context.Background()
-	payload, _ := json.Marshal(sleepPayload{MS: ms})
+	payload, _ := json.Marshal(dispatch.SleepPayload{MS: ms})
 
 	// Overhead: one job at a time, one worker: stored - published - job.
 	{
@@ -46,7 +47,7 @@ func TestWorkerQueueBench(t *testing.T) {
 		for i := range 30 {
 			id := fmt.Sprintf("seq-%03d", i)
 			t0 := time.Now()
-			if _, err := d.q.Publish(ctx, jobs.Job{ID: id, Kind: sleepJobKind, Capability: "test", Payload: payload}); err != nil {
+			if _, err := d.q.Publish(ctx, jobs.Job{ID: id, Kind: dispatch.SleepJobKind, Capability: "test", Payload: payload}); err != nil {
 				t.Fatal(err)
 			}
 			rs := d.waitJobs(t, i+1, time.Minute)
@@ -81,7 +82,7 @@ func TestWorkerQueueBench(t *testing.T) {
 		total := per * n
 		t0 := time.Now()
 		for i := range total {
-			if _, err := d.q.Publish(ctx, jobs.Job{ID: fmt.Sprintf("n%d-%04d", n, i), Kind: sleepJobKind, Capability: "test", Payload: payload}); err != nil {
+			if _, err := d.q.Publish(ctx, jobs.Job{ID: fmt.Sprintf("n%d-%04d", n, i), Kind: dispatch.SleepJobKind, Capability: "test", Payload: payload}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
 	"github.com/kiln-dev/kiln/prompts"
 	"github.com/kiln-dev/kiln/refinement"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/tools/cudasynth"
 	"github.com/kiln-dev/kiln/tools/lanes"
 )

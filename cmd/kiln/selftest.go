@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 
@@ -68,15 +67,7 @@ func cmdSelftest(ctx context.Context, args []string, e env) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "sandbox: %s\n\n", w.policy())
-		for _, res := range results {
-			fmt.Fprintln(e.stdout, res.String())
-		}
-		fmt.Fprintf(e.stdout, "\n%d contained, %d escaped, %d skipped (a layer this host lacks)\n", passed, failed, skipped)
-		if ov != nil {
-			fmt.Fprintf(e.stdout, "overhead: median %s sandboxed vs %s bare over %d runs (+%s per run)\n",
-				ov.Sandbox.Median, ov.Bare.Median, ov.Runs, ov.Added)
-		}
+		selftest.Print(e.stdout, w.policy(), results, ov)
 	}
 	if failed > 0 {
 		return verdictFailed{}

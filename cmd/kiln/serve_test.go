@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kiln-dev/kiln/runs/api"
+	"github.com/kiln-dev/kiln/sandboxes"
 )
 
 // syncBuffer is a goroutine-safe strings.Builder.
@@ -253,7 +254,7 @@ func TestServePublicBindGuards(t *testing.T) {
 	case <-time.After(40 * time.Second):
 		t.Fatal("serve did not stop")
 	}
-	root, err := sandboxRoot(data)
+	root, err := sandboxes.ScratchRootFor(data)
 	if err != nil {
 		t.Fatal(err)
 	}

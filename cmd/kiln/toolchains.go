@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 )
@@ -26,18 +25,9 @@ func (w *wiring) registry(ctx context.Context, probe bool) (*toolchain.Registry,
 	if dir == "" {
 		dir = w.data
 	}
-	dir, err := filepath.Abs(dir)
+	cfg, err := toolchain.HostConfig(dir, w.e.getenv("PATH"), probe, w.log)
 	if err != nil {
 		return nil, err
-	}
-	cfg := toolchain.Config{
-		// torch lives in whichever python3 the user's PATH finds first
-		// (a virtualenv on GPU hosts), else the system's.
-		Names:        map[string][]string{toolchain.Torch: pythonCandidates(w.e.getenv("PATH"))},
-		DeviceLibDir: filepath.Join(dir, "rocm-device-libs"),
-		ProbeCache:   filepath.Join(dir, "toolchain-probe.json"),
-		SkipProbes:   !probe,
-		Logger:       w.log,
 	}
 	reg, err := toolchain.Detect(ctx, cfg)
 	if err != nil {
@@ -45,16 +35,4 @@ func (w *wiring) registry(ctx context.Context, probe bool) (*toolchain.Registry,
 	}
 	w.reg, w.regProbed = reg, probe
 	return reg, nil
-}
-
-// pythonCandidates lists the python3 executables of path's folders, in
-// order, then "python3" (looked up in the registry's own path).
-func pythonCandidates(path string) []string {
-	var out []string
-	for _, dir := range filepath.SplitList(path) {
-		if filepath.IsAbs(dir) {
-			out = append(out, filepath.Join(dir, "python3"))
-		}
-	}
-	return append(out, "python3")
 }

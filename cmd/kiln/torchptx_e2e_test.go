@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/records"
 	"github.com/kiln-dev/kiln/tools"
 	"github.com/kiln-dev/kiln/tools/ptx2cuda"
 	"github.com/kiln-dev/kiln/tools/torch2cuda"
@@ -130,7 +131,7 @@ func TestTorchRecordsIntoPTX(t *testing.T) {
 	}
 
 	// 4. The torch item of the verified record, and a ptx2cuda campaign.
-	set, err := (&storeRecords{data: data}).VerifiedRecords(ctx, "t2c")
+	set, err := records.New(data).VerifiedRecords(ctx, "t2c")
 	if err != nil || len(set.Records) != 1 || set.Records[0].Files[torch2cuda.ReferenceFile] != problem {
 		t.Fatalf("records %+v %v", set, err)
 	}

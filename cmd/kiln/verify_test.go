@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kiln-dev/kiln/prompts"
+	"github.com/kiln-dev/kiln/runs/report"
 	"github.com/kiln-dev/kiln/tools/c2x86"
 )
 
@@ -43,7 +44,7 @@ func TestVerifyCorpus(t *testing.T) {
 	defer cancel()
 	// Each item has its own folder and data folder (its verifies run one
 	// after another; the items in parallel).
-	verify := func(t *testing.T, it prompts.CorpusItem, asm string) (int, verdictOut) {
+	verify := func(t *testing.T, it prompts.CorpusItem, asm string) (int, report.VerdictJSON) {
 		t.Helper()
 		d := filepath.Join(dir, it.ID)
 		data := filepath.Join(d, "data")
@@ -62,7 +63,7 @@ func TestVerifyCorpus(t *testing.T) {
 			}
 		}
 		code, out, errs := runKiln(t, ctx, "verify", "c2x86", "--data", data, "--function", fn, "--driver", drv, "--candidate", cand, "--json")
-		var v verdictOut
+		var v report.VerdictJSON
 		if code != 2 {
 			if err := json.Unmarshal([]byte(out), &v); err != nil {
 				t.Fatalf("verify output is not a verdict: %v\n%s\n%s", err, out, errs)

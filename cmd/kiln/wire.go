@@ -2,22 +2,21 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/kiln-dev/kiln/agent"
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
+	"github.com/kiln-dev/kiln/refinement/rounds"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/models"
+	"github.com/kiln-dev/kiln/runs/records"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
@@ -57,9 +56,9 @@ type wiring struct {
 	// and lane commands read records from, when it is not data (lane
 	// commands run with a scratch data folder); "" means data.
 	recordData string
-	// recs reads tasks.from_campaign's records (records.go); made on first
+	// recs reads tasks.from_campaign's records (runs/records); made on first
 	// use, its store closed by close.
-	recs *storeRecords
+	recs *records.Reader
 	// metrics is sandboxes.Config.Metrics (compile caches, GPU slots);
 	// nil: none.
 	metrics sandboxes.Metrics
@@ -78,7 +77,7 @@ func (w *wiring) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.recs != nil {
-		if err := w.recs.close(); err != nil {
+		if err := w.recs.Close(); err != nil {
 			w.log.Warn("close the store records were read from", "err", err)
 		}
 	}
@@ -107,7 +106,7 @@ func (w *wiring) sandbox() (*sandboxes.Runner, error) {
 	if w.runner != nil {
 		return w.runner, nil
 	}
-	root, err := sandboxRoot(w.data)
+	root, err := sandboxes.ScratchRootFor(w.data)
 	if err != nil {
 		return nil, err
 	}
@@ -123,45 +122,6 @@ func (w *wiring) sandbox() (*sandboxes.Runner, error) {
 	w.runner = r
 	w.caps = r.Capabilities().String()
 	return r, nil
-}
-
-// sandboxRoot returns the folder for the sandboxes' scratch dirs. Sandboxed
-// processes run under their own uids, so every folder above the scratch must
-// be searchable by them: a data folder under /root (mode 0700) is not. The
-// root is therefore a folder of ours under the system temp dir, one per data
-// folder, in a folder checked to be a real directory owned by us (not a
-// planted link). The per-data-folder root exists only while a runner uses
-// it; the folder above it stays (removing it would reopen the race that
-// ownedDir closes: another user could plant it again in the shared temp
-// dir).
-func sandboxRoot(data string) (string, error) {
-	abs, err := filepath.Abs(data)
-	if err != nil {
-		return "", err
-	}
-	base := filepath.Join(os.TempDir(), fmt.Sprintf("kiln-sandbox-%d", os.Geteuid()))
-	if err := ownedDir(base); err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(base, hex.EncodeToString(sum[:6])), nil
-}
-
-// ownedDir makes dir (mode 0711) or checks that the existing one is a
-// directory owned by this process's user.
-func ownedDir(dir string) error {
-	if err := os.Mkdir(dir, 0o711); err != nil && !os.IsExist(err) {
-		return fmt.Errorf("sandbox root: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("sandbox root: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("sandbox root %s: not a directory owned by uid %d; remove it", dir, os.Geteuid())
-	}
-	return os.Chmod(dir, 0o711)
 }
 
 // policy is the isolation summary recorded in every verdict.
@@ -225,7 +185,7 @@ func (w *wiring) lane(ctx context.Context, sp *spec.Spec) (tools.Lane, error) {
 	if _, err := w.sandbox(); err != nil {
 		return nil, err
 	}
-	return k.Open(ctx, w.host(), specLimits(sp.Sandbox))
+	return k.Open(ctx, w.host(), sp.Sandbox.Limits())
 }
 
 // kitTasks is the spec's tasks section as lanes read it.
@@ -249,16 +209,14 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	solvers := solverSpec(sp) // a dedicated synthesiser does not solve
-	model, err := buildPool(ctx, solvers, w.e.getenv, w.httpClient)
+	solvers := rounds.SolverSpec(sp) // a dedicated synthesiser does not solve
+	model, err := models.Pool(ctx, solvers, w.e.getenv, w.httpClient)
 	if err != nil {
 		return nil, err
 	}
-	mode := agent.ToolMode(solvers.Models[0].Tools)
-	for _, m := range solvers.Models[1:] {
-		if agent.ToolMode(m.Tools) != mode {
-			return nil, fmt.Errorf("models[%s].tools: all endpoints of a campaign must use the same tools mode (%s)", m.Name, mode)
-		}
+	mode, err := solvers.ToolMode()
+	if err != nil {
+		return nil, err
 	}
 	var toolNames []string
 	if mode != agent.ToolsNone && sp.Agent.MaxToolCalls > 0 {
@@ -267,7 +225,7 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 		}
 	}
 	if sp.Tasks.Corpus == spec.CorpusBench && k.Bench == nil {
-		return nil, fmt.Errorf("tasks.corpus: lane %s has no bench set (lanes with one: %s)", sp.Lane, strings.Join(benchLanes(reg0(w)), ", "))
+		return nil, fmt.Errorf("tasks.corpus: lane %s has no bench set (lanes with one: %s)", sp.Lane, strings.Join(reg0(w).BenchLanes(), ", "))
 	}
 	tasks, err := w.tasks(ctx, sp, k)
 	if err != nil {
@@ -301,19 +259,9 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 			return nil, err
 		}
 	}
-	var repair func(tools.Verdict) string
-	if k.Repair != nil {
-		repair = func(v tools.Verdict) string {
-			s, err := k.Repair(v)
-			if err != nil {
-				return agent.RepairPrompt(v)
-			}
-			return s
-		}
-	}
 	return &engine.Plan{
 		Lane: lane, Model: model, ToolMode: mode, Sampling: sp.Sampling.Agent(),
-		System: system, Repair: repair,
+		System: system, Repair: k.RepairPrompt,
 		RepairTurns: sp.Agent.RepairTurns, MaxToolCalls: maxTools,
 		Concurrency: sp.Concurrency,
 		Tasks:       func() ([]runs.Task, error) { return set.Round0, nil },
@@ -321,23 +269,6 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 		Toolchain: w.toolchain(), Policy: w.policy(),
 		Refine: refine, Labels: labels,
 	}, nil
-}
-
-// benchLanes lists the lanes of reg that have a bench set.
-func benchLanes(reg *kit.Registry) []string {
-	var out []string
-	if reg == nil {
-		return out
-	}
-	for _, name := range reg.Names() {
-		if k, _ := reg.Get(name); k.Bench != nil {
-			out = append(out, name)
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, "none")
-	}
-	return out
 }
 
 // reg0 is w's lane registry, or nil when it cannot be built.

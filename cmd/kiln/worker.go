@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/kiln-dev/kiln/runs"
-	"github.com/kiln-dev/kiln/runs/engine"
+	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/jobs"
 	"github.com/kiln-dev/kiln/sandboxes"
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
 )
 
@@ -54,14 +50,13 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	}
 	handlers := map[string]jobs.Handler{}
 	if *testKinds {
-		handlers[sleepJobKind] = sleepJob
-		handlers[exitJobKind] = exitJob
+		handlers = dispatch.TestHandlers()
 	}
 	w := c.wiring(e, log, c.data)
 	defer w.close()
-	handlers[completeJobKind] = completeJobHandler(w)
+	handlers[dispatch.CompleteJobKind] = dispatch.CompleteHandler(completeHost(w))
 	wc := jobs.WorkerConfig{ID: *id, Capabilities: capList, Handlers: handlers, Concurrency: *conc, Log: log}
-	wc.Host = workerHost(ctx, w, capList, log)
+	wc.Host = dispatch.HostInfo(func() (*toolchain.Registry, error) { return w.registry(ctx, false) }, w.lanes, capList, log)
 	wc.Defaults()
 	if err := wc.Validate(); err != nil {
 		return usageError{err}
@@ -69,7 +64,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	if (*natsCert == "") != (*natsKey == "") {
 		return badInput("--nats-cert and --nats-key go together")
 	}
-	nc, err := natsConnect(jobs.ConnConfig{URL: *url, Name: "kiln worker " + wc.ID, CredsFile: *creds, NKeySeedFile: *nkey,
+	nc, err := dispatch.Connect(jobs.ConnConfig{URL: *url, Name: "kiln worker " + wc.ID, CredsFile: *creds, NKeySeedFile: *nkey,
 		CAFile: *natsCA, CertFile: *natsCert, KeyFile: *natsKey})
 	if err != nil {
 		return err
@@ -81,22 +76,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	}
 	// A stop signal while the worker still waits for the daemon's queue
 	// (its artifact store) ends the wait at once.
-	startCtx, stopStart := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-e.soft:
-			stopStart()
-		case <-startCtx.Done():
-		}
-	}()
-	err = wk.Start(startCtx)
-	stopStart()
-	if err != nil {
-		select {
-		case <-e.soft:
-			return nil
-		default:
-		}
+	if stopped, err := wk.StartUnless(ctx, e.soft); stopped || err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kiln: worker %s pulling %s jobs from %s\n", wk.ID(), strings.Join(capList, ","), *url)
@@ -113,101 +93,30 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	return nil
 }
 
-// The test and benchmark job kinds (kiln worker --test-kinds).
-const (
-	// sleepJobKind sleeps for the payload's ms: a job of fixed duration
-	// for the kill test and the throughput benchmark.
-	sleepJobKind = "sleep"
-	// exitJobKind makes the worker process exit at once, every time: the
-	// poison job of the dead-letter test.
-	exitJobKind = "exit"
-)
-
-type sleepPayload struct {
-	MS int `json:"ms"`
-}
-
-func sleepJob(ctx context.Context, j jobs.Job, _ *jobs.Artifacts) (json.RawMessage, error) {
-	var p sleepPayload
-	if err := json.Unmarshal(j.Payload, &p); err != nil {
-		return nil, jobs.Permanent(fmt.Errorf("sleep job: %w", err))
+// completeHost is what complete jobs use of this host: lanes opened with
+// w's sandbox, or the test lane (testCompleteLane) where a test set one.
+func completeHost(w *wiring) dispatch.Host {
+	return dispatch.Host{
+		Open: func(ctx context.Context, lane string, lim sandboxes.Limits) (tools.Lane, error) {
+			if testCompleteLane != nil {
+				return testCompleteLane(lane), nil
+			}
+			k, err := w.kit(lane)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := w.sandbox(); err != nil {
+				return nil, err
+			}
+			return k.Open(ctx, w.host(), lim)
+		},
+		Toolchain: w.toolchain,
+		Policy:    w.policy,
 	}
-	t := time.NewTimer(time.Duration(p.MS) * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return json.Marshal(map[string]any{"slept_ms": p.MS, "pid": os.Getpid()})
 }
 
-func exitJob(context.Context, jobs.Job, *jobs.Artifacts) (json.RawMessage, error) {
-	os.Exit(9)
-	return nil, nil
-}
-
-// completeJobKind completes a pending verdict (engine.CompleteJob) with the
-// lane's Completer: what `kiln rescore --pending` does, for one attempt.
-const completeJobKind = "complete"
-
-// completeJobHandler runs complete jobs with lanes opened on this host
-// (once per lane and sandbox limits).
 // testCompleteLane is nil in kiln. This package's tests set it (in the
 // test binary, which a test runs as `kiln worker`) to a lane whose
 // Completer stands in for a GPU host, so that worker processes can complete
 // real pending verdicts on a CPU host.
 var testCompleteLane func(lane string) tools.Lane
-
-func completeJobHandler(w *wiring) jobs.Handler {
-	var mu sync.Mutex
-	type key struct {
-		lane string
-		lim  sandboxes.Limits
-	}
-	opened := map[key]tools.Lane{}
-	return func(ctx context.Context, j jobs.Job, art *jobs.Artifacts) (json.RawMessage, error) {
-		var cj engine.CompleteJob
-		if err := json.Unmarshal(j.Payload, &cj); err != nil {
-			return nil, jobs.Permanent(fmt.Errorf("complete job: %w", err))
-		}
-		mu.Lock()
-		lane, ok := opened[key{cj.Lane, cj.Limits}]
-		if !ok && testCompleteLane != nil {
-			lane, ok = testCompleteLane(cj.Lane), true
-		}
-		if !ok {
-			k, err := w.kit(cj.Lane)
-			if err == nil {
-				if _, err = w.sandbox(); err == nil {
-					lane, err = k.Open(ctx, w.host(), cj.Limits)
-				}
-			}
-			if err != nil {
-				mu.Unlock()
-				return nil, jobs.Permanent(fmt.Errorf("complete job: open lane %s: %w", cj.Lane, err))
-			}
-			opened[key{cj.Lane, cj.Limits}] = lane
-		}
-		mu.Unlock()
-		out, err := engine.RunCompletion(ctx, lane, cj, art, w.toolchain())
-		if err != nil {
-			return nil, err
-		}
-		out.Policy = w.policy()
-		return json.Marshal(out)
-	}
-}
-
-// jobResultRecord is the stored record of a job's result.
-func jobResultRecord(r jobs.Result) runs.JobResult {
-	jr := runs.JobResult{JobID: r.JobID, Kind: r.Kind, Status: runs.JobDone, Worker: r.Worker,
-		Reason: r.Error, Deliveries: r.Deliveries, Result: r.Payload}
-	switch {
-	case r.Dead:
-		jr.Status = runs.JobDead
-	case !r.OK:
-		jr.Status = runs.JobFailed
-	}
-	return jr
-}

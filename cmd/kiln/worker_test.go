@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/jobs"
 )
 
@@ -61,7 +62,7 @@ func startWorkerDaemon(t *testing.T, qc jobs.QueueConfig) *workerDaemon {
 	}
 	t.Cleanup(func() { d.st.Close() })
 	col := jobs.NewCollector(d.q, nc, func(ctx context.Context, r jobs.Result) error {
-		ok, err := d.st.RecordJob(ctx, jobResultRecord(r))
+		ok, err := d.st.RecordJob(ctx, dispatch.ResultRecord(r))
 		if err == nil && !ok {
 			d.dupes.Add(1)
 		}
@@ -152,8 +153,8 @@ func TestWorkerKillRestart(t *testing.T) {
 	ctx := context.Background()
 	const n, ms = 60, 400
 	for i := range n {
-		b, _ := json.Marshal(sleepPayload{MS: ms})
-		if _, err := d.q.Publish(ctx, jobs.Job{ID: fmt.Sprintf("sleep-%03d", i), Kind: sleepJobKind, Capability: "test", Payload: b}); err != nil {
+		b, _ := json.Marshal(dispatch.SleepPayload{MS: ms})
+		if _, err := d.q.Publish(ctx, jobs.Job{ID: fmt.Sprintf("sleep-%03d", i), Kind: dispatch.SleepJobKind, Capability: "test", Payload: b}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -193,9 +194,9 @@ func TestWorkerPoisonJob(t *testing.T) {
 	d := startWorkerDaemon(t, jobs.QueueConfig{AckWait: time.Second, MaxDeliver: 3})
 	ctx := context.Background()
 	for _, j := range []jobs.Job{
-		{ID: "poison", Kind: exitJobKind, Capability: "test"},
-		{ID: "ok-1", Kind: sleepJobKind, Capability: "test", Payload: json.RawMessage(`{"ms":10}`)},
-		{ID: "ok-2", Kind: sleepJobKind, Capability: "test", Payload: json.RawMessage(`{"ms":10}`)},
+		{ID: "poison", Kind: dispatch.ExitJobKind, Capability: "test"},
+		{ID: "ok-1", Kind: dispatch.SleepJobKind, Capability: "test", Payload: json.RawMessage(`{"ms":10}`)},
+		{ID: "ok-2", Kind: dispatch.SleepJobKind, Capability: "test", Payload: json.RawMessage(`{"ms":10}`)},
 	} {
 		if _, err := d.q.Publish(ctx, j); err != nil {
 			t.Fatal(err)

@@ -260,48 +260,109 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 	if opt.Name == "" {
 		opt.Name = camp.Name
 	}
-	round := -1
+	b := &exportRun{st: st, camp: camp, out: out, opt: opt, round: -1, sum: newSummary(camp, opt), arl: curate.NewARL()}
 	if opt.Round != nil {
-		round = *opt.Round
+		b.round = *opt.Round
 	}
-	sum := &Summary{Campaign: camp.Name, CampaignID: camp.ID, Format: opt.Format,
+	if err := b.loadReferences(); err != nil {
+		return nil, err
+	}
+	// Pass 1: facts, signatures and contamination of every eligible
+	// sample; the average reasoning length of every task.
+	entries, err := b.readEligible(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Contamination, then near-duplicates round by round (best first
+	// within a round), then the policy.
+	clean := b.dropContaminated(entries)
+	if opt.Dedup {
+		if clean, err = b.dropDuplicates(clean); err != nil {
+			return nil, err
+		}
+	}
+	keep, err := b.selectKept(clean)
+	if err != nil {
+		return nil, err
+	}
+	// Pass 2: write the kept samples.
+	w, err := newWriters(out, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer w.abort()
+	if err := b.writeKept(ctx, w, keep); err != nil {
+		return nil, err
+	}
+	b.sum.Seconds = math.Round(time.Since(start).Seconds()*1000) / 1000
+	if err := w.finish(b.sum, opt); err != nil {
+		return nil, err
+	}
+	return b.sum, nil
+}
+
+// exportRun is one export in progress: what Build's steps share.
+type exportRun struct {
+	st    *runs.Store
+	camp  runs.Campaign
+	out   Output
+	opt   Options
+	round int // -1: every round
+	sum   *Summary
+
+	hasher *curate.Hasher
+	ref    *curate.Reference
+	arl    *curate.ARL
+}
+
+// newSummary is the summary of an export of camp before it reads anything.
+func newSummary(camp runs.Campaign, opt Options) *Summary {
+	return &Summary{Campaign: camp.Name, CampaignID: camp.ID, Format: opt.Format,
 		Excluded: map[string]int{}, Selected: map[string]int{}, Matches: []Match{}, Benchmarks: []Bench{},
 		ByLane: map[string]int{}, ByCategory: map[string]int{}, ByModel: map[string]int{}, ByRound: map[string]int{},
 		ByDifficulty: map[string]int{}, Toolchains: map[string][]string{},
 		Settings: Settings{Dedup: opt.Dedup, Params: opt.Params, Policy: opt.Selection.Policy, KeepSpeedup: opt.Selection.KeepSpeedup,
 			SingleShare: opt.Selection.SingleShare, MinSpeedup: opt.Selection.MinSpeedup, Stream: string(opt.Selection.Stream), Tiers: opt.Tiers, KeepContaminated: opt.KeepContaminated,
 			Validation: opt.Validation, Pending: opt.Pending, Think: opt.Think, Trajectories: opt.Trajectories}}
-	hasher, err := curate.NewHasher(opt.Params)
+}
+
+// loadReferences makes the hasher and loads the contamination references:
+// the benchmark folders, then the lanes' bench sets.
+func (b *exportRun) loadReferences() error {
+	hasher, err := curate.NewHasher(b.opt.Params)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ref := curate.NewReference(hasher)
-	for _, dir := range opt.Benchmarks {
-		before := ref.Files
-		if err := ref.LoadDir(dir); err != nil {
-			return nil, err
+	b.hasher, b.ref = hasher, curate.NewReference(hasher)
+	for _, dir := range b.opt.Benchmarks {
+		before := b.ref.Files
+		if err := b.ref.LoadDir(dir); err != nil {
+			return err
 		}
-		sum.Benchmarks = append(sum.Benchmarks, Bench{Folder: dir, Files: ref.Files - before})
+		b.sum.Benchmarks = append(b.sum.Benchmarks, Bench{Folder: dir, Files: b.ref.Files - before})
 	}
-	for _, b := range opt.BenchSets {
-		before := ref.Files
-		if err := ref.LoadFS(b.FS, b.Root, b.Name); err != nil {
-			return nil, fmt.Errorf("bench set %s: %w", b.Name, err)
+	for _, bs := range b.opt.BenchSets {
+		before := b.ref.Files
+		if err := b.ref.LoadFS(bs.FS, bs.Root, bs.Name); err != nil {
+			return fmt.Errorf("bench set %s: %w", bs.Name, err)
 		}
-		sum.Benchmarks = append(sum.Benchmarks, Bench{Folder: b.Name, Files: ref.Files - before})
+		b.sum.Benchmarks = append(b.sum.Benchmarks, Bench{Folder: bs.Name, Files: b.ref.Files - before})
 	}
+	return nil
+}
+
+// readEligible is the first pass: every result is counted, its reasoning
+// length recorded, and the eligible ones become entries, signed by a pool
+// of workers.
+func (b *exportRun) readEligible(ctx context.Context) ([]*entry, error) {
 	total := -1
-	if opt.Progress != nil {
-		if c, err := st.Counts(ctx, camp.ID, round); err == nil {
+	if b.opt.Progress != nil {
+		if c, err := b.st.Counts(ctx, b.camp.ID, b.round); err == nil {
 			total = c.Done
 		}
 	}
-
-	// Pass 1: facts, signatures and contamination of every eligible
-	// sample; the average reasoning length of every task.
-	arl := curate.NewARL()
 	var entries []*entry
-	workers := opt.Workers
+	workers := b.opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -310,43 +371,22 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 	for range workers {
 		wg.Go(func() {
 			for j := range jobs {
-				sign(j, hasher, ref, opt)
+				sign(j, b.hasher, b.ref, b.opt)
 			}
 		})
 	}
-	readErr := st.EachResult(ctx, camp.ID, round, func(r runs.Result) error {
+	readErr := b.st.EachResult(ctx, b.camp.ID, b.round, func(r runs.Result) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sum.Results++
-		if opt.Progress != nil && sum.Results%1000 == 0 {
-			opt.Progress("reading", sum.Results, total)
+		b.sum.Results++
+		if b.opt.Progress != nil && b.sum.Results%1000 == 0 {
+			b.opt.Progress("reading", b.sum.Results, total)
 		}
-		item := curate.ItemKey(r.Task.Key)
-		reasoning := reasoningLength(r)
-		arl.Add(item, reasoning)
-		outcome := r.Verdict.Outcome()
-		pending := outcome == runs.OutcomePending
-		switch {
-		case outcome == runs.OutcomeTaskFault:
-			sum.Excluded["task_fault"]++
-			return nil
-		case outcome == runs.OutcomeFail:
-			sum.Excluded["failing"]++
-			return nil
-		case pending && !opt.Pending:
-			sum.Excluded["pending"]++
-			return nil
+		if e := b.admit(r, len(entries)); e != nil {
+			entries = append(entries, e)
+			jobs <- job{e: e, lane: r.Task.Lane, answer: r.Attempt.Answer, files: r.Task.Files, prompt: r.Task.Prompt}
 		}
-		e := &entry{cand: curate.Candidate{ID: r.Attempt.ID, Item: item, Round: r.Task.Round, Categories: r.Task.Categories,
-			Pending: pending, Speedup: r.Verdict.Measurements["speedup"], Stream: streamOf(r.Verdict),
-			Reasoning: reasoning, Answer: len(r.Attempt.Answer), Order: len(entries)}}
-		if why := opt.Selection.Admit(&e.cand); why != "" {
-			sum.Excluded[why]++
-			return nil
-		}
-		entries = append(entries, e)
-		jobs <- job{e: e, lane: r.Task.Lane, answer: r.Attempt.Answer, files: r.Task.Files, prompt: r.Task.Prompt}
 		return nil
 	})
 	close(jobs)
@@ -354,61 +394,102 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 	if readErr != nil {
 		return nil, fmt.Errorf("read results: %w", readErr)
 	}
-	if opt.Progress != nil {
-		opt.Progress("reading", sum.Results, sum.Results)
+	if b.opt.Progress != nil {
+		b.opt.Progress("reading", b.sum.Results, b.sum.Results)
 	}
-	sum.Eligible = len(entries)
+	b.sum.Eligible = len(entries)
+	return entries, nil
+}
 
-	// Contamination, then near-duplicates round by round (best first
-	// within a round), then the policy.
+// admit records r's reasoning length and returns its entry (the order-th)
+// when it is eligible: judged a pass (or pending, with Options.Pending) and
+// admitted by the selection; otherwise it counts why not and returns nil.
+func (b *exportRun) admit(r runs.Result, order int) *entry {
+	item := curate.ItemKey(r.Task.Key)
+	reasoning := reasoningLength(r)
+	b.arl.Add(item, reasoning)
+	outcome := r.Verdict.Outcome()
+	pending := outcome == runs.OutcomePending
+	switch {
+	case outcome == runs.OutcomeTaskFault:
+		b.sum.Excluded["task_fault"]++
+		return nil
+	case outcome == runs.OutcomeFail:
+		b.sum.Excluded["failing"]++
+		return nil
+	case pending && !b.opt.Pending:
+		b.sum.Excluded["pending"]++
+		return nil
+	}
+	e := &entry{cand: curate.Candidate{ID: r.Attempt.ID, Item: item, Round: r.Task.Round, Categories: r.Task.Categories,
+		Pending: pending, Speedup: r.Verdict.Measurements["speedup"], Stream: streamOf(r.Verdict),
+		Reasoning: reasoning, Answer: len(r.Attempt.Answer), Order: order}}
+	if why := b.opt.Selection.Admit(&e.cand); why != "" {
+		b.sum.Excluded[why]++
+		return nil
+	}
+	return e
+}
+
+// dropContaminated counts the entries that match a benchmark and leaves
+// them out, unless Options.KeepContaminated flags and keeps them.
+func (b *exportRun) dropContaminated(entries []*entry) []*entry {
 	var clean []*entry
 	for _, e := range entries {
 		if len(e.matches) > 0 {
-			sum.Contaminated++
+			b.sum.Contaminated++
 			for _, m := range e.matches {
-				if len(sum.Matches) < MaxListedMatches {
-					sum.Matches = append(sum.Matches, m)
+				if len(b.sum.Matches) < MaxListedMatches {
+					b.sum.Matches = append(b.sum.Matches, m)
 				}
 			}
-			if !opt.KeepContaminated {
-				sum.Excluded["contaminated"]++
+			if !b.opt.KeepContaminated {
+				b.sum.Excluded["contaminated"]++
 				continue
 			}
-			sum.Flagged++
+			b.sum.Flagged++
 		}
 		clean = append(clean, e)
 	}
-	if opt.Dedup {
-		order := append([]*entry(nil), clean...)
-		sort.SliceStable(order, func(i, j int) bool {
-			a, b := &order[i].cand, &order[j].cand
-			if a.Round != b.Round {
-				return a.Round < b.Round
-			}
-			return opt.Selection.Better(a, b)
-		})
-		dd, err := curate.NewDeduper(opt.Params)
-		if err != nil {
-			return nil, err
+	return clean
+}
+
+// dropDuplicates leaves out the near-duplicates of earlier entries: round
+// by round, the better first within a round.
+func (b *exportRun) dropDuplicates(clean []*entry) ([]*entry, error) {
+	order := append([]*entry(nil), clean...)
+	sort.SliceStable(order, func(i, j int) bool {
+		x, y := &order[i].cand, &order[j].cand
+		if x.Round != y.Round {
+			return x.Round < y.Round
 		}
-		for _, e := range order {
-			e.dupOf, _ = dd.Offer(e.doc)
-		}
-		kept := clean[:0]
-		for _, e := range clean {
-			if e.dupOf != "" {
-				sum.Excluded["duplicate"]++
-				continue
-			}
-			kept = append(kept, e)
-		}
-		clean = kept
+		return b.opt.Selection.Better(x, y)
+	})
+	dd, err := curate.NewDeduper(b.opt.Params)
+	if err != nil {
+		return nil, err
 	}
+	for _, e := range order {
+		e.dupOf, _ = dd.Offer(e.doc)
+	}
+	kept := clean[:0]
+	for _, e := range clean {
+		if e.dupOf != "" {
+			b.sum.Excluded["duplicate"]++
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, nil
+}
+
+// selectKept applies the selection policy: the kept entries by attempt id.
+func (b *exportRun) selectKept(clean []*entry) (map[string]*entry, error) {
 	cands := make([]curate.Candidate, len(clean))
 	for i, e := range clean {
 		cands[i] = e.cand
 	}
-	reasons, err := opt.Selection.Select(cands)
+	reasons, err := b.opt.Selection.Select(cands)
 	if err != nil {
 		return nil, err
 	}
@@ -416,21 +497,20 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 	for i, e := range clean {
 		e.keep = reasons[i]
 		if e.keep == "" {
-			sum.Excluded[curate.DropPolicy]++
+			b.sum.Excluded[curate.DropPolicy]++
 			continue
 		}
-		sum.Selected[e.keep]++
+		b.sum.Selected[e.keep]++
 		keep[e.cand.ID] = e
 	}
+	return keep, nil
+}
 
-	// Pass 2: write the kept samples.
-	w, err := newWriters(out, opt)
-	if err != nil {
-		return nil, err
-	}
-	defer w.abort()
+// writeKept is the second pass: each kept result is written to its split
+// and counted, and the toolchains of the written ones listed.
+func (b *exportRun) writeKept(ctx context.Context, w *writers, keep map[string]*entry) error {
 	tools := map[string]map[string]bool{}
-	err = st.EachResult(ctx, camp.ID, round, func(r runs.Result) error {
+	err := b.st.EachResult(ctx, b.camp.ID, b.round, func(r runs.Result) error {
 		e := keep[r.Attempt.ID]
 		if e == nil {
 			return nil
@@ -438,60 +518,66 @@ func Build(ctx context.Context, st *runs.Store, campaignID string, out Output, o
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		split := "train"
-		if inValidation(e.cand.Item, opt.Validation) && out.Dir != "" {
-			split = "validation"
-		}
-		cur := Curation{Item: e.cand.Item, ARL: math.Round(arl.Mean(e.cand.Item)), Selected: e.keep, Split: split, Contamination: e.matches}
-		cur.Difficulty = opt.Tiers.Label(cur.ARL)
-		rec, err := record(st, camp, r, cur, opt)
-		if err != nil {
-			return fmt.Errorf("task %s: %w", r.Task.Key, err)
-		}
-		if err := w.write(split, rec); err != nil {
+		if err := b.writeOne(w, r, e); err != nil {
 			return err
 		}
-		sum.Written++
-		if split == "train" {
-			sum.Train++
-		} else {
-			sum.Validation++
-		}
-		sum.ByLane[r.Task.Lane]++
-		for _, c := range r.Task.Categories {
-			sum.ByCategory[c]++
-		}
-		sum.ByModel[r.Attempt.Model]++
-		sum.ByRound[fmt.Sprint(r.Task.Round)]++
-		sum.ByDifficulty[cur.Difficulty]++
 		for k, v := range r.Verdict.Toolchain {
 			if tools[k] == nil {
 				tools[k] = map[string]bool{}
 			}
 			tools[k][v] = true
 		}
-		if opt.Progress != nil && sum.Written%1000 == 0 {
-			opt.Progress("writing", sum.Written, len(keep))
+		if b.opt.Progress != nil && b.sum.Written%1000 == 0 {
+			b.opt.Progress("writing", b.sum.Written, len(keep))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("write: %w", err)
+		return fmt.Errorf("write: %w", err)
 	}
-	if opt.Progress != nil {
-		opt.Progress("writing", sum.Written, len(keep))
+	if b.opt.Progress != nil {
+		b.opt.Progress("writing", b.sum.Written, len(keep))
 	}
 	for k, vs := range tools {
 		for v := range vs {
-			sum.Toolchains[k] = append(sum.Toolchains[k], v)
+			b.sum.Toolchains[k] = append(b.sum.Toolchains[k], v)
 		}
-		sort.Strings(sum.Toolchains[k])
+		sort.Strings(b.sum.Toolchains[k])
 	}
-	sum.Seconds = math.Round(time.Since(start).Seconds()*1000) / 1000
-	if err := w.finish(sum, opt); err != nil {
-		return nil, err
+	return nil
+}
+
+// writeOne writes the kept result r (entry e) to its split with its
+// curation section, and counts it.
+func (b *exportRun) writeOne(w *writers, r runs.Result, e *entry) error {
+	split := "train"
+	if inValidation(e.cand.Item, b.opt.Validation) && b.out.Dir != "" {
+		split = "validation"
 	}
-	return sum, nil
+	cur := Curation{Item: e.cand.Item, ARL: math.Round(b.arl.Mean(e.cand.Item)), Selected: e.keep, Split: split, Contamination: e.matches}
+	cur.Difficulty = b.opt.Tiers.Label(cur.ARL)
+	rec, err := record(b.st, b.camp, r, cur, b.opt)
+	if err != nil {
+		return fmt.Errorf("task %s: %w", r.Task.Key, err)
+	}
+	if err := w.write(split, rec); err != nil {
+		return err
+	}
+	sum := b.sum
+	sum.Written++
+	if split == "train" {
+		sum.Train++
+	} else {
+		sum.Validation++
+	}
+	sum.ByLane[r.Task.Lane]++
+	for _, c := range r.Task.Categories {
+		sum.ByCategory[c]++
+	}
+	sum.ByModel[r.Attempt.Model]++
+	sum.ByRound[fmt.Sprint(r.Task.Round)]++
+	sum.ByDifficulty[cur.Difficulty]++
+	return nil
 }
 
 // sign fills a job's entry: the answer's document and the contamination

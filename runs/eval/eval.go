@@ -149,126 +149,22 @@ type Options struct {
 // they first appear; lanes and categories are sorted, each lane's (all)
 // row first.
 func Build(samples []Sample, opt Options) (*Report, error) {
-	ks := slices.Clone(opt.K)
-	if len(ks) == 0 {
-		ks = []int{1}
+	ks, err := normaliseKs(opt.K)
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range ks {
-		if k < 1 {
-			return nil, fmt.Errorf("eval: k = %d: want >= 1", k)
-		}
-	}
-	slices.Sort(ks)
-	ks = slices.Compact(ks)
 	if len(samples) == 0 {
 		return nil, errors.New("eval: no judged answers to report on")
 	}
 	rep := &Report{K: ks}
-	type rowKey struct{ model, lane, cat string }
-	type taskKey struct{ model, lane, cat, task string }
-	rows := map[rowKey]*Row{}
-	perTask := map[taskKey][2]int{} // n, c
-	stages := map[[3]string]*StageRate{}
-	var stageOrder [][3]string
-	meas := map[[3]string][]float64{}
+	t := newTally()
 	for _, s := range samples {
 		if !slices.Contains(rep.Models, s.Model) {
 			rep.Models = append(rep.Models, s.Model)
 		}
-		cats := append([]string{All}, s.Categories...)
-		for _, c := range slices.Compact(cats) {
-			rk := rowKey{s.Model, s.Lane, c}
-			r := rows[rk]
-			if r == nil {
-				r = &Row{Model: s.Model, Lane: s.Lane, Category: c, Classes: map[string]int{}}
-				rows[rk] = r
-			}
-			r.Samples++
-			switch {
-			case s.Pass:
-				r.Passed++
-			case s.Pending:
-				r.Pending++
-			case s.TaskFault:
-				r.TaskFaults++
-			default:
-				r.Failed++
-				if s.Class != "" {
-					r.Classes[s.Class]++
-				}
-			}
-			if s.Pending || s.TaskFault {
-				continue // not judged: not in pass@k
-			}
-			tk := taskKey{s.Model, s.Lane, c, s.Task}
-			nc := perTask[tk]
-			nc[0]++
-			if s.Pass {
-				nc[1]++
-			}
-			perTask[tk] = nc
-		}
-		for _, st := range s.Stages {
-			k := [3]string{s.Model, s.Lane, st.Name}
-			sr := stages[k]
-			if sr == nil {
-				sr = &StageRate{Model: s.Model, Lane: s.Lane, Stage: st.Name}
-				stages[k] = sr
-				stageOrder = append(stageOrder, k)
-			}
-			switch {
-			case st.Skipped:
-				sr.Skipped++
-			case st.OK:
-				sr.Passed++
-			}
-		}
-		for _, name := range opt.Measures {
-			if v, ok := s.Measurements[name]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-				k := [3]string{s.Model, s.Lane, name}
-				meas[k] = append(meas[k], v)
-			}
-		}
+		t.add(s, opt.Measures)
 	}
-	// Samples per (model, lane), the denominator of stage rates.
-	laneSamples := map[[2]string]int{}
-	for rk, r := range rows {
-		if rk.cat == All {
-			laneSamples[[2]string{rk.model, rk.lane}] = r.Samples
-		}
-	}
-	// pass@k per row: the mean over its tasks, for k <= the fewest samples.
-	type acc struct {
-		tasks int
-		minN  int
-		sums  map[int]float64
-	}
-	accs := map[rowKey]*acc{}
-	for tk, nc := range perTask {
-		rk := rowKey{tk.model, tk.lane, tk.cat}
-		a := accs[rk]
-		if a == nil {
-			a = &acc{minN: math.MaxInt, sums: map[int]float64{}}
-			accs[rk] = a
-		}
-		a.tasks++
-		a.minN = min(a.minN, nc[0])
-		for _, k := range ks {
-			a.sums[k] += refinement.PassAtK(nc[0], nc[1], k)
-		}
-	}
-	for rk, r := range rows {
-		r.PassAtK = map[int]float64{}
-		if a := accs[rk]; a != nil {
-			r.Tasks, r.MinSamples = a.tasks, a.minN
-			for _, k := range ks {
-				if k <= a.minN {
-					r.PassAtK[k] = a.sums[k] / float64(a.tasks)
-				}
-			}
-		}
-		rep.Rows = append(rep.Rows, *r)
-	}
+	rep.Rows = t.passAtK(ks)
 	modelIdx := func(m string) int { return slices.Index(rep.Models, m) }
 	sort.Slice(rep.Rows, func(i, j int) bool {
 		a, b := rep.Rows[i], rep.Rows[j]
@@ -283,11 +179,7 @@ func Build(samples []Sample, opt Options) (*Report, error) {
 		}
 		return modelIdx(a.Model) < modelIdx(b.Model)
 	})
-	for _, k := range stageOrder {
-		sr := stages[k]
-		sr.Samples = laneSamples[[2]string{k[0], k[1]}]
-		rep.Stages = append(rep.Stages, *sr)
-	}
+	rep.Stages = t.stageRates()
 	sort.SliceStable(rep.Stages, func(i, j int) bool {
 		a, b := rep.Stages[i], rep.Stages[j]
 		if a.Lane != b.Lane {
@@ -298,7 +190,7 @@ func Build(samples []Sample, opt Options) (*Report, error) {
 	for _, name := range opt.Measures {
 		for _, m := range rep.Models {
 			for _, lane := range lanesOf(rep.Rows) {
-				vs := meas[[3]string{m, lane, name}]
+				vs := t.meas[[3]string{m, lane, name}]
 				if len(vs) == 0 {
 					continue
 				}
@@ -307,6 +199,164 @@ func Build(samples []Sample, opt Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// normaliseKs checks the ks of pass@k and sorts them, without repeats
+// (default: 1).
+func normaliseKs(in []int) ([]int, error) {
+	ks := slices.Clone(in)
+	if len(ks) == 0 {
+		ks = []int{1}
+	}
+	for _, k := range ks {
+		if k < 1 {
+			return nil, fmt.Errorf("eval: k = %d: want >= 1", k)
+		}
+	}
+	slices.Sort(ks)
+	return slices.Compact(ks), nil
+}
+
+type (
+	rowKey  struct{ model, lane, cat string }
+	taskKey struct{ model, lane, cat, task string }
+)
+
+// tally accumulates the samples: a row per (model, lane, category), the
+// judged answers and passes per task, the stage outcomes per (model, lane,
+// stage) in the order first seen, and the measurements.
+type tally struct {
+	rows       map[rowKey]*Row
+	perTask    map[taskKey][2]int // n, c
+	stages     map[[3]string]*StageRate
+	stageOrder [][3]string
+	meas       map[[3]string][]float64
+}
+
+func newTally() *tally {
+	return &tally{rows: map[rowKey]*Row{}, perTask: map[taskKey][2]int{}, stages: map[[3]string]*StageRate{},
+		meas: map[[3]string][]float64{}}
+}
+
+// add counts s in the rows of its lane and categories (and the lane's
+// (all) row), its stages and the measures it has.
+func (t *tally) add(s Sample, measures []string) {
+	cats := append([]string{All}, s.Categories...)
+	for _, c := range slices.Compact(cats) {
+		t.addToRow(s, c)
+	}
+	for _, st := range s.Stages {
+		k := [3]string{s.Model, s.Lane, st.Name}
+		sr := t.stages[k]
+		if sr == nil {
+			sr = &StageRate{Model: s.Model, Lane: s.Lane, Stage: st.Name}
+			t.stages[k] = sr
+			t.stageOrder = append(t.stageOrder, k)
+		}
+		switch {
+		case st.Skipped:
+			sr.Skipped++
+		case st.OK:
+			sr.Passed++
+		}
+	}
+	for _, name := range measures {
+		if v, ok := s.Measurements[name]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			k := [3]string{s.Model, s.Lane, name}
+			t.meas[k] = append(t.meas[k], v)
+		}
+	}
+}
+
+// addToRow counts s in its row of category c and, judged, in its task's
+// answers for pass@k.
+func (t *tally) addToRow(s Sample, c string) {
+	rk := rowKey{s.Model, s.Lane, c}
+	r := t.rows[rk]
+	if r == nil {
+		r = &Row{Model: s.Model, Lane: s.Lane, Category: c, Classes: map[string]int{}}
+		t.rows[rk] = r
+	}
+	r.Samples++
+	switch {
+	case s.Pass:
+		r.Passed++
+	case s.Pending:
+		r.Pending++
+	case s.TaskFault:
+		r.TaskFaults++
+	default:
+		r.Failed++
+		if s.Class != "" {
+			r.Classes[s.Class]++
+		}
+	}
+	if s.Pending || s.TaskFault {
+		return // not judged: not in pass@k
+	}
+	tk := taskKey{s.Model, s.Lane, c, s.Task}
+	nc := t.perTask[tk]
+	nc[0]++
+	if s.Pass {
+		nc[1]++
+	}
+	t.perTask[tk] = nc
+}
+
+// passAtK returns the rows with their pass@k: the mean over the row's
+// tasks, for k <= the fewest samples of a task.
+func (t *tally) passAtK(ks []int) []Row {
+	type acc struct {
+		tasks int
+		minN  int
+		sums  map[int]float64
+	}
+	accs := map[rowKey]*acc{}
+	for tk, nc := range t.perTask {
+		rk := rowKey{tk.model, tk.lane, tk.cat}
+		a := accs[rk]
+		if a == nil {
+			a = &acc{minN: math.MaxInt, sums: map[int]float64{}}
+			accs[rk] = a
+		}
+		a.tasks++
+		a.minN = min(a.minN, nc[0])
+		for _, k := range ks {
+			a.sums[k] += refinement.PassAtK(nc[0], nc[1], k)
+		}
+	}
+	var rows []Row
+	for rk, r := range t.rows {
+		r.PassAtK = map[int]float64{}
+		if a := accs[rk]; a != nil {
+			r.Tasks, r.MinSamples = a.tasks, a.minN
+			for _, k := range ks {
+				if k <= a.minN {
+					r.PassAtK[k] = a.sums[k] / float64(a.tasks)
+				}
+			}
+		}
+		rows = append(rows, *r)
+	}
+	return rows
+}
+
+// stageRates are the stage outcomes in the order first seen, each over the
+// samples of its (model, lane).
+func (t *tally) stageRates() []StageRate {
+	laneSamples := map[[2]string]int{}
+	for rk, r := range t.rows {
+		if rk.cat == All {
+			laneSamples[[2]string{rk.model, rk.lane}] = r.Samples
+		}
+	}
+	var out []StageRate
+	for _, k := range t.stageOrder {
+		sr := t.stages[k]
+		sr.Samples = laneSamples[[2]string{k[0], k[1]}]
+		out = append(out, *sr)
+	}
+	return out
 }
 
 func lanesOf(rows []Row) []string {

@@ -159,6 +159,30 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 // ID is the worker's id.
 func (w *Worker) ID() string { return w.cfg.ID }
 
+// StartUnless is Start, given up when stop closes while it waits for the
+// queue (a worker started before its daemon waits for the artifact store):
+// stopped is then true and the error nil.
+func (w *Worker) StartUnless(ctx context.Context, stop <-chan struct{}) (stopped bool, err error) {
+	startCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-startCtx.Done():
+		}
+	}()
+	err = w.Start(startCtx)
+	cancel()
+	if err != nil {
+		select {
+		case <-stop:
+			return true, nil
+		default:
+		}
+	}
+	return false, err
+}
+
 // Start binds the artifact store and starts one pull loop per capability
 // and the heartbeat; it returns at once. A capability whose consumer does
 // not exist yet (no job of it published so far) is bound when it appears.

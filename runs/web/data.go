@@ -522,83 +522,96 @@ func (h *Handler) attemptData(ctx context.Context, id string) (attemptPage, erro
 	}
 	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Name < p.Files[j].Name })
 	if len(a.Transcript) > 0 {
-		// The engine stores the messages as a JSON array; an object with
-		// "messages" (agent.Attempt's own form) is read too.
-		var tr transcript
-		raw := strings.TrimSpace(string(a.Transcript))
-		var err error
-		if strings.HasPrefix(raw, "[") {
-			err = json.Unmarshal(a.Transcript, &tr.Messages)
-		} else {
-			err = json.Unmarshal(a.Transcript, &tr)
-		}
-		if err != nil {
-			p.TranscriptError = err.Error()
-		} else {
-			p.Checks = len(tr.Checks)
-			for _, m := range tr.Messages {
-				msg := message{Role: m.Role, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, Name: m.Name,
-					Content: highlightText(m.Content)}
-				for _, tc := range m.ToolCalls {
-					msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: tc.ID, Name: tc.Name, Arguments: prettyJSON(tc.Arguments)})
-				}
-				if p.Prompt == "" && m.Role == "user" {
-					p.Prompt = msg.Content
-				}
-				p.Messages = append(p.Messages, msg)
-			}
-		}
+		p.readTranscript(a.Transcript)
 	}
 	vs, err := st.Verdicts(ctx, a.ID)
 	if err != nil {
 		return attemptPage{}, err
 	}
 	for _, v := range vs {
-		vv := verdictView{Verdict: v, Pending: v.Pending()}
-		var stages []struct {
-			Name     string        `json:"name"`
-			OK       bool          `json:"ok"`
-			Skipped  bool          `json:"skipped"`
-			Detail   string        `json:"detail"`
-			Duration time.Duration `json:"duration_ns"`
-		}
-		if len(v.Stages) > 0 && json.Unmarshal(v.Stages, &stages) == nil {
-			for _, s := range stages {
-				vv.StageRows = append(vv.StageRows, stageRow{Name: s.Name, OK: s.OK, Skipped: s.Skipped, Detail: s.Detail,
-					Duration: s.Duration.Round(time.Millisecond).String()})
-			}
-		}
-		for k, x := range v.Measurements {
-			vv.Measurements = append(vv.Measurements, measurement{Name: k, Value: fmt.Sprintf("%.6g", x)})
-		}
-		sort.Slice(vv.Measurements, func(i, j int) bool { return vv.Measurements[i].Name < vv.Measurements[j].Name })
-		texts := map[string]string{}
-		for name, hash := range v.Artifacts {
-			av := artifactView{Name: name, URL: "/attempts/" + a.ID + "/artifacts/" + urlEscape(name)}
-			b, err := st.Blobs().Get(hash)
-			if err != nil {
-				av.Binary = true
-				av.Code = template.HTML(template.HTMLEscapeString("blob unreadable: " + err.Error()))
-			} else {
-				av.Size = len(b)
-				if isText(b) {
-					texts[name] = string(b)
-					av.Code = highlight(clip(string(b), maxShown), langOf(name, string(b)))
-				} else {
-					av.Binary = true
-				}
-			}
-			vv.Artifacts = append(vv.Artifacts, av)
-		}
-		sort.Slice(vv.Artifacts, func(i, j int) bool { return vv.Artifacts[i].Name < vv.Artifacts[j].Name })
-		for _, pair := range outputPairs(texts, t.Files) {
-			d := diffView{Want: pair[0], Got: pair[1]}
-			d.Lines, d.Truncated = diff(pair[2], pair[3])
-			vv.Diffs = append(vv.Diffs, d)
-		}
-		p.Verdicts = append(p.Verdicts, vv)
+		p.Verdicts = append(p.Verdicts, verdictOf(st, a.ID, t.Files, v))
 	}
 	return p, nil
+}
+
+// readTranscript shows an attempt's transcript: its messages (the first
+// user message is the prompt when the task has none) and its checks.
+func (p *attemptPage) readTranscript(transcriptJSON []byte) {
+	// The engine stores the messages as a JSON array; an object with
+	// "messages" (agent.Attempt's own form) is read too.
+	var tr transcript
+	raw := strings.TrimSpace(string(transcriptJSON))
+	var err error
+	if strings.HasPrefix(raw, "[") {
+		err = json.Unmarshal(transcriptJSON, &tr.Messages)
+	} else {
+		err = json.Unmarshal(transcriptJSON, &tr)
+	}
+	if err != nil {
+		p.TranscriptError = err.Error()
+	} else {
+		p.Checks = len(tr.Checks)
+		for _, m := range tr.Messages {
+			msg := message{Role: m.Role, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, Name: m.Name,
+				Content: highlightText(m.Content)}
+			for _, tc := range m.ToolCalls {
+				msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: tc.ID, Name: tc.Name, Arguments: prettyJSON(tc.Arguments)})
+			}
+			if p.Prompt == "" && m.Role == "user" {
+				p.Prompt = msg.Content
+			}
+			p.Messages = append(p.Messages, msg)
+		}
+	}
+}
+
+// verdictOf is the view of a verdict revision of attempt attemptID: its
+// stages, measurements, artifacts (read from the blob store) and the diffs
+// of its outputs against the task's files.
+func verdictOf(st *runs.Store, attemptID string, files map[string]string, v runs.Verdict) verdictView {
+	vv := verdictView{Verdict: v, Pending: v.Pending()}
+	var stages []struct {
+		Name     string        `json:"name"`
+		OK       bool          `json:"ok"`
+		Skipped  bool          `json:"skipped"`
+		Detail   string        `json:"detail"`
+		Duration time.Duration `json:"duration_ns"`
+	}
+	if len(v.Stages) > 0 && json.Unmarshal(v.Stages, &stages) == nil {
+		for _, s := range stages {
+			vv.StageRows = append(vv.StageRows, stageRow{Name: s.Name, OK: s.OK, Skipped: s.Skipped, Detail: s.Detail,
+				Duration: s.Duration.Round(time.Millisecond).String()})
+		}
+	}
+	for k, x := range v.Measurements {
+		vv.Measurements = append(vv.Measurements, measurement{Name: k, Value: fmt.Sprintf("%.6g", x)})
+	}
+	sort.Slice(vv.Measurements, func(i, j int) bool { return vv.Measurements[i].Name < vv.Measurements[j].Name })
+	texts := map[string]string{}
+	for name, hash := range v.Artifacts {
+		av := artifactView{Name: name, URL: "/attempts/" + attemptID + "/artifacts/" + urlEscape(name)}
+		b, err := st.Blobs().Get(hash)
+		if err != nil {
+			av.Binary = true
+			av.Code = template.HTML(template.HTMLEscapeString("blob unreadable: " + err.Error()))
+		} else {
+			av.Size = len(b)
+			if isText(b) {
+				texts[name] = string(b)
+				av.Code = highlight(clip(string(b), maxShown), langOf(name, string(b)))
+			} else {
+				av.Binary = true
+			}
+		}
+		vv.Artifacts = append(vv.Artifacts, av)
+	}
+	sort.Slice(vv.Artifacts, func(i, j int) bool { return vv.Artifacts[i].Name < vv.Artifacts[j].Name })
+	for _, pair := range outputPairs(texts, files) {
+		d := diffView{Want: pair[0], Got: pair[1]}
+		d.Lines, d.Truncated = diff(pair[2], pair[3])
+		vv.Diffs = append(vv.Diffs, d)
+	}
+	return vv
 }
 
 // maxShown bounds how much of one artifact the page shows.

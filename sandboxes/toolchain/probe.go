@@ -285,32 +285,50 @@ type probeJob struct {
 }
 
 func (d *detector) jobs(r *Registry) []probeJob {
-	path := func(n string) string { return r.tools[n].Path }
-	env := func(n string) []string { return r.tools[n].Env }
-	to := d.cfg.ProbeTimeout
-	write := func(dir, name, content string) error {
-		return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
-	}
-	one := func(tool, target string, err error) []probeResult {
-		return []probeResult{{tool, target, err}}
-	}
+	pe := probeEnv{d: d, r: r, to: d.cfg.ProbeTimeout}
+	jobs := pe.hostJobs()
+	jobs = append(jobs, pe.nvccJob())
+	return append(jobs, pe.amdJobs()...)
+}
+
+// probeEnv is what the probe jobs of a registry share: its tools' paths
+// and environments, the timeout, and the detector that runs them.
+type probeEnv struct {
+	d  *detector
+	r  *Registry
+	to time.Duration
+}
+
+func (pe probeEnv) path(n string) string  { return pe.r.tools[n].Path }
+func (pe probeEnv) env(n string) []string { return pe.r.tools[n].Env }
+
+func probeWrite(dir, name, content string) error {
+	return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
+}
+
+func one(tool, target string, err error) []probeResult {
+	return []probeResult{{tool, target, err}}
+}
+
+// hostJobs probe the host compilers: gcc, binutils (as, then ld), clang.
+func (pe probeEnv) hostJobs() []probeJob {
 	var jobs []probeJob
 	jobs = append(jobs, probeJob{name: "gcc host", needs: []string{GCC}, run: func(ctx context.Context, dir string) []probeResult {
-		if err := write(dir, "p.c", probeC); err != nil {
+		if err := probeWrite(dir, "p.c", probeC); err != nil {
 			return one(GCC, TargetHost, err)
 		}
-		_, err := d.exec(ctx, dir, nil, to, path(GCC), "-o", "p", "p.c")
+		_, err := pe.d.exec(ctx, dir, nil, pe.to, pe.path(GCC), "-o", "p", "p.c")
 		return one(GCC, TargetHost, err)
 	}})
 	jobs = append(jobs, probeJob{name: "binutils host", needs: []string{AS}, run: func(ctx context.Context, dir string) []probeResult {
-		if err := write(dir, "p.s", probeAsm); err != nil {
+		if err := probeWrite(dir, "p.s", probeAsm); err != nil {
 			return one(AS, TargetHost, err)
 		}
-		_, err := d.exec(ctx, dir, nil, to, path(AS), "--64", "-o", "p.o", "p.s")
+		_, err := pe.d.exec(ctx, dir, nil, pe.to, pe.path(AS), "--64", "-o", "p.o", "p.s")
 		out := one(AS, TargetHost, err)
-		if r.tools[LD].Found() {
+		if pe.r.tools[LD].Found() {
 			if err == nil {
-				_, err = d.exec(ctx, dir, nil, to, path(LD), "-o", "p", "p.o")
+				_, err = pe.d.exec(ctx, dir, nil, pe.to, pe.path(LD), "-o", "p", "p.o")
 			} else {
 				err = fmt.Errorf("as failed, ld not probed")
 			}
@@ -319,25 +337,29 @@ func (d *detector) jobs(r *Registry) []probeJob {
 		return out
 	}})
 	jobs = append(jobs, probeJob{name: "clang host", needs: []string{Clang}, run: func(ctx context.Context, dir string) []probeResult {
-		if err := write(dir, "p.c", probeC); err != nil {
+		if err := probeWrite(dir, "p.c", probeC); err != nil {
 			return one(Clang, TargetHost, err)
 		}
-		_, err := d.exec(ctx, dir, nil, to, path(Clang), "-c", "-o", "p.o", "p.c")
+		_, err := pe.d.exec(ctx, dir, nil, pe.to, pe.path(Clang), "-c", "-o", "p.o", "p.c")
 		return one(Clang, TargetHost, err)
 	}})
-	// nvcc: one executable for both SASS targets (its cubins then go
-	// through cuobjdump); only when that fails, one cubin per target tells
-	// which target is broken.
-	jobs = append(jobs, probeJob{name: "nvcc", needs: []string{NVCC}, run: func(ctx context.Context, dir string) []probeResult {
-		if err := write(dir, "p.cu", probeCUDA); err != nil {
+	return jobs
+}
+
+// nvccJob probes nvcc: one executable for both SASS targets (its cubins
+// then go through cuobjdump); only when that fails, one cubin per target
+// tells which target is broken.
+func (pe probeEnv) nvccJob() probeJob {
+	return probeJob{name: "nvcc", needs: []string{NVCC}, run: func(ctx context.Context, dir string) []probeResult {
+		if err := probeWrite(dir, "p.cu", probeCUDA); err != nil {
 			return one(NVCC, TargetHost, err)
 		}
-		_, err := d.exec(ctx, dir, nil, to, path(NVCC), "--keep", "-gencode", "arch=compute_86,code=sm_86",
+		_, err := pe.d.exec(ctx, dir, nil, pe.to, pe.path(NVCC), "--keep", "-gencode", "arch=compute_86,code=sm_86",
 			"-gencode", "arch=compute_90,code=sm_90", "-o", "p", "p.cu")
 		if err == nil {
 			out := []probeResult{{NVCC, TargetHost, nil}, {NVCC, TargetSM86, nil}, {NVCC, TargetSM90, nil}}
-			if r.tools[CUObjdump].Found() {
-				sass, cerr := d.exec(ctx, dir, nil, to, path(CUObjdump), "-sass", "p.fatbin")
+			if pe.r.tools[CUObjdump].Found() {
+				sass, cerr := pe.d.exec(ctx, dir, nil, pe.to, pe.path(CUObjdump), "-sass", "p.fatbin")
 				for _, sm := range []string{TargetSM86, TargetSM90} {
 					e := cerr
 					if e == nil && !sassHasKernel(sass, sm, "kiln_probe") {
@@ -348,42 +370,54 @@ func (d *detector) jobs(r *Registry) []probeJob {
 			}
 			return out
 		}
-		out := one(NVCC, TargetHost, err)
-		if err := write(dir, "k.cu", probeKernel); err != nil {
-			return append(out, probeResult{NVCC, TargetSM86, err}, probeResult{NVCC, TargetSM90, err})
-		}
-		for _, sm := range []string{TargetSM86, TargetSM90} {
-			_, err := d.exec(ctx, dir, nil, to, path(NVCC), "-cubin", "-arch="+sm, "-o", "k_"+sm+".cubin", "k.cu")
-			out = append(out, probeResult{NVCC, sm, err})
-			if r.tools[CUObjdump].Found() {
-				cerr := errors.New("nvcc failed, cuobjdump not probed")
-				if err == nil {
-					var sass string
-					sass, cerr = d.exec(ctx, dir, nil, to, path(CUObjdump), "-sass", "k_"+sm+".cubin")
-					if cerr == nil && !sassHasKernel(sass, sm, "kiln_probe") {
-						cerr = fmt.Errorf("cuobjdump -sass does not show kiln_probe for %s", sm)
-					}
+		return pe.nvccPerTarget(ctx, dir, err)
+	}}
+}
+
+// nvccPerTarget probes nvcc one cubin per SASS target, after the
+// executable of both failed with err.
+func (pe probeEnv) nvccPerTarget(ctx context.Context, dir string, err error) []probeResult {
+	out := one(NVCC, TargetHost, err)
+	if err := probeWrite(dir, "k.cu", probeKernel); err != nil {
+		return append(out, probeResult{NVCC, TargetSM86, err}, probeResult{NVCC, TargetSM90, err})
+	}
+	for _, sm := range []string{TargetSM86, TargetSM90} {
+		_, err := pe.d.exec(ctx, dir, nil, pe.to, pe.path(NVCC), "-cubin", "-arch="+sm, "-o", "k_"+sm+".cubin", "k.cu")
+		out = append(out, probeResult{NVCC, sm, err})
+		if pe.r.tools[CUObjdump].Found() {
+			cerr := errors.New("nvcc failed, cuobjdump not probed")
+			if err == nil {
+				var sass string
+				sass, cerr = pe.d.exec(ctx, dir, nil, pe.to, pe.path(CUObjdump), "-sass", "k_"+sm+".cubin")
+				if cerr == nil && !sassHasKernel(sass, sm, "kiln_probe") {
+					cerr = fmt.Errorf("cuobjdump -sass does not show kiln_probe for %s", sm)
 				}
-				out = append(out, probeResult{CUObjdump, sm, cerr})
 			}
+			out = append(out, probeResult{CUObjdump, sm, cerr})
 		}
-		return out
-	}})
+	}
+	return out
+}
+
+// amdJobs probe the HIP and AMD toolchains: HIP through nvcc, hipcc per
+// RDNA target and for the host, llvm-mc per RDNA target.
+func (pe probeEnv) amdJobs() []probeJob {
+	var jobs []probeJob
 	jobs = append(jobs, probeJob{name: "nvcc hip", needs: []string{NVCC}, run: func(ctx context.Context, dir string) []probeResult {
-		if err := write(dir, "h.hip", probeHIP); err != nil {
+		if err := probeWrite(dir, "h.hip", probeHIP); err != nil {
 			return one(NVCC, TargetHIPNvidia, err)
 		}
-		_, err := d.exec(ctx, dir, nil, to, path(NVCC), "-x", "cu", "-D__HIP_PLATFORM_NVIDIA__", "-arch=sm_86", "-c", "-o", "h.o", "h.hip")
+		_, err := pe.d.exec(ctx, dir, nil, pe.to, pe.path(NVCC), "-x", "cu", "-D__HIP_PLATFORM_NVIDIA__", "-arch=sm_86", "-c", "-o", "h.o", "h.hip")
 		return one(NVCC, TargetHIPNvidia, err)
 	}})
 	for _, arch := range []string{TargetGFX1030, TargetGFX1100} {
 		jobs = append(jobs, probeJob{name: "hipcc " + arch, needs: []string{HIPCC}, run: func(ctx context.Context, dir string) []probeResult {
-			if err := write(dir, "h.hip", probeHIP); err != nil {
+			if err := probeWrite(dir, "h.hip", probeHIP); err != nil {
 				return one(HIPCC, arch, err)
 			}
-			argv := append([]string{path(HIPCC)}, r.HIPArgs(arch)...)
+			argv := append([]string{pe.path(HIPCC)}, pe.r.HIPArgs(arch)...)
 			argv = append(argv, "--cuda-device-only", "-S", "-o", "h.s", "h.hip")
-			_, err := d.exec(ctx, dir, env(HIPCC), to, argv...)
+			_, err := pe.d.exec(ctx, dir, pe.env(HIPCC), pe.to, argv...)
 			if err == nil {
 				err = expectIn(dir, "h.s", `.amdgcn_target "amdgcn-amd-amdhsa--`+arch, "kiln_probe")
 			}
@@ -391,10 +425,10 @@ func (d *detector) jobs(r *Registry) []probeJob {
 		}})
 	}
 	jobs = append(jobs, probeJob{name: "hipcc host", needs: []string{HIPCC}, run: func(ctx context.Context, dir string) []probeResult {
-		if err := write(dir, "h.hip", probeHIP); err != nil {
+		if err := probeWrite(dir, "h.hip", probeHIP); err != nil {
 			return one(HIPCC, TargetHost, err)
 		}
-		_, err := d.exec(ctx, dir, env(HIPCC), to, path(HIPCC), "--offload-arch=gfx1030", "--cuda-host-only", "-S", "-o", "h.s", "h.hip")
+		_, err := pe.d.exec(ctx, dir, pe.env(HIPCC), pe.to, pe.path(HIPCC), "--offload-arch=gfx1030", "--cuda-host-only", "-S", "-o", "h.s", "h.hip")
 		if err == nil {
 			err = expectIn(dir, "h.s", "main:")
 		}
@@ -402,10 +436,10 @@ func (d *detector) jobs(r *Registry) []probeJob {
 	}})
 	for _, arch := range []string{TargetGFX1030, TargetGFX1100} {
 		jobs = append(jobs, probeJob{name: "llvm-mc " + arch, needs: []string{LLVMMC}, run: func(ctx context.Context, dir string) []probeResult {
-			if err := write(dir, "k.s", probeAMDGPUAsm); err != nil {
+			if err := probeWrite(dir, "k.s", probeAMDGPUAsm); err != nil {
 				return one(LLVMMC, arch, err)
 			}
-			_, err := d.exec(ctx, dir, nil, to, path(LLVMMC), "-triple=amdgcn-amd-amdhsa", "-mcpu="+arch, "-filetype=obj", "-o", "k.o", "k.s")
+			_, err := pe.d.exec(ctx, dir, nil, pe.to, pe.path(LLVMMC), "-triple=amdgcn-amd-amdhsa", "-mcpu="+arch, "-filetype=obj", "-o", "k.o", "k.s")
 			return one(LLVMMC, arch, err)
 		}})
 	}

@@ -187,13 +187,7 @@ func source(t kit.Tasks) (*kit.TaskSet, error) {
 		ts.Corpus = append(ts.Corpus, ct)
 	}
 	slices.Sort(ts.Known)
-	round0 := slices.Clone(items)
-	if n := t.Limit; n > 0 && n < len(round0) {
-		rng := rand.New(rand.NewPCG(uint64(t.Seed), 0x6b696c6e))
-		rng.Shuffle(len(round0), func(i, j int) { round0[i], round0[j] = round0[j], round0[i] })
-		round0 = round0[:n]
-		slices.SortFunc(round0, func(a, b Item) int { return strings.Compare(a.ID, b.ID) })
-	}
+	round0 := limitItems(items, t)
 	for _, it := range round0 {
 		for k := 0; k < spt; k++ {
 			rt, err := task(0, fmt.Sprintf("r0/%s#%d", it.ID, k), it, "")
@@ -219,7 +213,27 @@ func source(t kit.Tasks) (*kit.TaskSet, error) {
 		}
 		return out, nil
 	}
-	ts.FromCandidate = func(round int, c refinement.Candidate) ([]runs.Task, error) {
+	ts.FromCandidate = candidateTasks(render, spt)
+	return ts, nil
+}
+
+// limitItems are the items of round 0: all of them, or t.Limit drawn with
+// t.Seed, in ID order.
+func limitItems(items []Item, t kit.Tasks) []Item {
+	round0 := slices.Clone(items)
+	if n := t.Limit; n > 0 && n < len(round0) {
+		rng := rand.New(rand.NewPCG(uint64(t.Seed), 0x6b696c6e))
+		rng.Shuffle(len(round0), func(i, j int) { round0[i], round0[j] = round0[j], round0[i] })
+		round0 = round0[:n]
+		slices.SortFunc(round0, func(a, b Item) int { return strings.Compare(a.ID, b.ID) })
+	}
+	return round0
+}
+
+// candidateTasks makes the tasks of a synthesised candidate program:
+// samples-per-task tasks of its rendered prompt.
+func candidateTasks(render func(id, program string) (string, error), spt int) func(int, refinement.Candidate) ([]runs.Task, error) {
+	return func(round int, c refinement.Candidate) ([]runs.Task, error) {
 		prog := c.Files[ProgramFile]
 		if strings.TrimSpace(prog) == "" {
 			return nil, fmt.Errorf("no %s", ProgramFile)
@@ -238,7 +252,6 @@ func source(t kit.Tasks) (*kit.TaskSet, error) {
 		}
 		return out, nil
 	}
-	return ts, nil
 }
 
 // corpusItems loads tasks.corpus and keeps the items of tasks.categories.

@@ -87,146 +87,189 @@ func isRawPrefix(w string) bool {
 // directives so that the header name of an #include is one token and every
 // token knows which directive, if any, it belongs to.
 func lex(src string, li lineIndex) ([]token, error) {
-	var toks []token
-	atLineStart := true // only blanks and comments so far on this logical line
-	dir := ""           // current directive, "" when not in one
-	wantDirName := false
-	wantHeader := false
-	i := 0
-	emit := func(k tokKind, start, end int) {
-		d := dir
-		toks = append(toks, token{kind: k, start: start, end: end, dir: d})
-	}
-	synErr := func(off int, msg string) error {
-		l, c := li.pos(off)
-		return &SyntaxError{Line: l, Col: c, Msg: msg}
-	}
-	for i < len(src) {
-		c := src[i]
-		start := i
-		switch {
-		case c == '\n':
-			i++
-			emit(tokNewline, start, i)
-			atLineStart, dir, wantDirName, wantHeader = true, "", false, false
-			continue
-		case c == '\\' && spliceLen(src, i) > 0:
-			i += spliceLen(src, i)
-			emit(tokSpace, start, i)
-			continue
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			for i < len(src) && (src[i] == ' ' || src[i] == '\t' || src[i] == '\r' || src[i] == '\f' || src[i] == '\v') {
-				i++
-			}
-			emit(tokSpace, start, i)
-			continue
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			// Line comment; a line splice continues it.
-			for i < len(src) && src[i] != '\n' {
-				if src[i] == '\\' && spliceLen(src, i) > 0 {
-					i += spliceLen(src, i)
-					continue
-				}
-				i++
-			}
-			emit(tokComment, start, i)
-			continue
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := strings.Index(src[i+2:], "*/")
-			if end < 0 {
-				return nil, synErr(start, "unterminated block comment")
-			}
-			i += 2 + end + 2
-			emit(tokComment, start, i)
+	lx := &lexer{src: src, li: li, atLineStart: true}
+	for lx.i < len(src) {
+		c := src[lx.i]
+		start := lx.i
+		done, err := lx.blank(c, start)
+		if err != nil {
+			return nil, err
+		}
+		if done {
 			continue
 		}
-
 		// Everything below is a significant token.
-		if wantHeader && (c == '<' || c == '"') {
-			closer := byte('>')
-			if c == '"' {
-				closer = '"'
-			}
-			j := i + 1
-			for j < len(src) && src[j] != closer && src[j] != '\n' {
-				j++
-			}
-			if j < len(src) && src[j] == closer {
-				i = j + 1
-				emit(tokHeader, start, i)
-				wantHeader = false
-				atLineStart = false
+		if lx.wantHeader && (c == '<' || c == '"') && lx.header(c, start) {
+			continue
+		}
+		lx.wantHeader = false
+		if c == '#' && lx.atLineStart {
+			lx.i++
+			lx.dir = "#"
+			lx.emit(tokPunct, start, lx.i)
+			lx.wantDirName = true
+			lx.atLineStart = false
+			continue
+		}
+		if err := lx.significant(c, start); err != nil {
+			return nil, err
+		}
+		lx.wantDirName = false
+		lx.atLineStart = false
+	}
+	return lx.toks, nil
+}
+
+// lexer is lex's state: the tokens so far, the offset, and where it is on
+// the logical line.
+type lexer struct {
+	src  string
+	li   lineIndex
+	toks []token
+	i    int
+	// atLineStart: only blanks and comments so far on this logical line.
+	atLineStart bool
+	// dir is the current directive, "" when not in one.
+	dir                     string
+	wantDirName, wantHeader bool
+}
+
+func (lx *lexer) emit(k tokKind, start, end int) {
+	lx.toks = append(lx.toks, token{kind: k, start: start, end: end, dir: lx.dir})
+}
+
+func (lx *lexer) synErr(off int, msg string) error {
+	l, c := lx.li.pos(off)
+	return &SyntaxError{Line: l, Col: c, Msg: msg}
+}
+
+// blank lexes a newline, a line splice, white space or a comment at start
+// (c its first byte); done is false when there is none there.
+func (lx *lexer) blank(c byte, start int) (done bool, err error) {
+	src := lx.src
+	switch {
+	case c == '\n':
+		lx.i++
+		lx.emit(tokNewline, start, lx.i)
+		lx.atLineStart, lx.dir, lx.wantDirName, lx.wantHeader = true, "", false, false
+	case c == '\\' && spliceLen(src, lx.i) > 0:
+		lx.i += spliceLen(src, lx.i)
+		lx.emit(tokSpace, start, lx.i)
+	case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+		for lx.i < len(src) && (src[lx.i] == ' ' || src[lx.i] == '\t' || src[lx.i] == '\r' || src[lx.i] == '\f' || src[lx.i] == '\v') {
+			lx.i++
+		}
+		lx.emit(tokSpace, start, lx.i)
+	case c == '/' && lx.i+1 < len(src) && src[lx.i+1] == '/':
+		// Line comment; a line splice continues it.
+		for lx.i < len(src) && src[lx.i] != '\n' {
+			if src[lx.i] == '\\' && spliceLen(src, lx.i) > 0 {
+				lx.i += spliceLen(src, lx.i)
 				continue
 			}
-			// Not a well-formed header name (a macro-expanded include, for
-			// instance): fall through and lex normally.
+			lx.i++
 		}
-		wantHeader = false
-
-		switch {
-		case c == '#' && atLineStart:
-			i++
-			dir = "#"
-			emit(tokPunct, start, i)
-			wantDirName = true
-			atLineStart = false
-			continue
-		case isIdentStart(c):
-			j := i
-			for j < len(src) && isIdentChar(src[j]) {
-				j++
-			}
-			word := src[i:j]
-			if j < len(src) && src[j] == '"' && isRawPrefix(word) {
-				end, ok := rawStringEnd(src, j)
-				if !ok {
-					return nil, synErr(start, "unterminated raw string literal")
-				}
-				i = end
-				emit(tokString, start, i)
-				break
-			}
-			if j < len(src) && (src[j] == '"' || src[j] == '\'') && isStringPrefix(word) {
-				i = quotedEnd(src, j)
-				emit(tokString, start, i)
-				break
-			}
-			i = j
-			if wantDirName {
-				emit(tokIdent, start, i)
-				dir = word
-				wantDirName = false
-				switch word {
-				case "include", "include_next", "import":
-					wantHeader = true
-				}
-				break
-			}
-			emit(tokIdent, start, i)
-		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
-			i = numberEnd(src, i)
-			emit(tokNumber, start, i)
-		case c == '"' || c == '\'':
-			i = quotedEnd(src, i)
-			emit(tokString, start, i)
-		default:
-			// "->" and "::" stay whole: the translator looks at them to
-			// tell member access and scope.
-			n := 1
-			if strings.HasPrefix(src[i:], "->") || strings.HasPrefix(src[i:], "::") {
-				n = 2
-			}
-			i += n
-			if strings.ContainsRune("()[]{}<>,;.:+-*/%&|^!~=?#", rune(c)) {
-				emit(tokPunct, start, i)
-			} else {
-				emit(tokOther, start, i)
-			}
+		lx.emit(tokComment, start, lx.i)
+	case c == '/' && lx.i+1 < len(src) && src[lx.i+1] == '*':
+		end := strings.Index(src[lx.i+2:], "*/")
+		if end < 0 {
+			return false, lx.synErr(start, "unterminated block comment")
 		}
-		wantDirName = false
-		atLineStart = false
+		lx.i += 2 + end + 2
+		lx.emit(tokComment, start, lx.i)
+	default:
+		return false, nil
 	}
-	return toks, nil
+	return true, nil
+}
+
+// header lexes the header name of an include at start (c is < or ") and
+// reports whether it was one: a macro-expanded include, for instance, is
+// lexed normally.
+func (lx *lexer) header(c byte, start int) bool {
+	src := lx.src
+	closer := byte('>')
+	if c == '"' {
+		closer = '"'
+	}
+	j := lx.i + 1
+	for j < len(src) && src[j] != closer && src[j] != '\n' {
+		j++
+	}
+	if j < len(src) && src[j] == closer {
+		lx.i = j + 1
+		lx.emit(tokHeader, start, lx.i)
+		lx.wantHeader = false
+		lx.atLineStart = false
+		return true
+	}
+	return false
+}
+
+// significant lexes the token at start (c its first byte): a word, a
+// number, a string or a punctuator.
+func (lx *lexer) significant(c byte, start int) error {
+	src := lx.src
+	switch {
+	case isIdentStart(c):
+		return lx.word(start)
+	case isDigit(c) || (c == '.' && lx.i+1 < len(src) && isDigit(src[lx.i+1])):
+		lx.i = numberEnd(src, lx.i)
+		lx.emit(tokNumber, start, lx.i)
+	case c == '"' || c == '\'':
+		lx.i = quotedEnd(src, lx.i)
+		lx.emit(tokString, start, lx.i)
+	default:
+		// "->" and "::" stay whole: the translator looks at them to
+		// tell member access and scope.
+		n := 1
+		if strings.HasPrefix(src[lx.i:], "->") || strings.HasPrefix(src[lx.i:], "::") {
+			n = 2
+		}
+		lx.i += n
+		if strings.ContainsRune("()[]{}<>,;.:+-*/%&|^!~=?#", rune(c)) {
+			lx.emit(tokPunct, start, lx.i)
+		} else {
+			lx.emit(tokOther, start, lx.i)
+		}
+	}
+	return nil
+}
+
+// word lexes an identifier at start, or the string literal it prefixes
+// (raw or not); after #, it names the directive.
+func (lx *lexer) word(start int) error {
+	src := lx.src
+	j := lx.i
+	for j < len(src) && isIdentChar(src[j]) {
+		j++
+	}
+	word := src[lx.i:j]
+	if j < len(src) && src[j] == '"' && isRawPrefix(word) {
+		end, ok := rawStringEnd(src, j)
+		if !ok {
+			return lx.synErr(start, "unterminated raw string literal")
+		}
+		lx.i = end
+		lx.emit(tokString, start, lx.i)
+		return nil
+	}
+	if j < len(src) && (src[j] == '"' || src[j] == '\'') && isStringPrefix(word) {
+		lx.i = quotedEnd(src, j)
+		lx.emit(tokString, start, lx.i)
+		return nil
+	}
+	lx.i = j
+	lx.emit(tokIdent, start, lx.i)
+	if lx.wantDirName {
+		lx.dir = word
+		lx.wantDirName = false
+		switch word {
+		case "include", "include_next", "import":
+			lx.wantHeader = true
+		}
+	}
+	return nil
 }
 
 // spliceLen returns the length of a line splice (backslash, optional CR,

@@ -25,5 +25,15 @@ func Kits() []kit.Kit {
 	}
 }
 
+// Kit returns the kit of the lane named name (a copy), if this build has it.
+func Kit(name string) (*kit.Kit, bool) {
+	for _, k := range Kits() {
+		if k.Name == name {
+			return &k, true
+		}
+	}
+	return nil, false
+}
+
 // Registry returns the registry of Kits.
 func Registry() (*kit.Registry, error) { return kit.NewRegistry(Kits()...) }

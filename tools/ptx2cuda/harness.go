@@ -220,6 +220,20 @@ func generateHarness(h HarnessSpec, reps int, launcher bool) string {
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	harnessPrelude(w, h)
+	if !launcher {
+		w("    %s = %s;\n", h.pointerType("kiln_kernel"), h.Kernel)
+	}
+	args := harnessBuffers(w, h)
+	launch := harnessLaunch(w, h, args, launcher)
+	harnessOutputs(w, h)
+	harnessTiming(w, h, launch, reps)
+	return b.String()
+}
+
+// harnessPrelude writes the harness's includes, its helpers (random
+// numbers, error checks, allocation) and the start of main.
+func harnessPrelude(w func(string, ...any), h HarnessSpec) {
 	w("// kiln ptx2cuda harness for %s (generated)\n", h.Kernel)
 	w("#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <cuda_runtime.h>\n")
 	w("#include \"%s\"\n\n", kernelInBox)
@@ -251,9 +265,12 @@ int main(int argc, char **argv)
 {
     const char *kiln_out = argc > 1 ? argv[1] : "%s";
 `, outputFile)
-	if !launcher {
-		w("    %s = %s;\n", h.pointerType("kiln_kernel"), h.Kernel)
-	}
+}
+
+// harnessBuffers writes the set-up of each pointer parameter's buffers,
+// filled on the host and copied to the device, and returns the kernel's
+// arguments.
+func harnessBuffers(w func(string, ...any), h HarnessSpec) []string {
 	var args []string
 	for i, p := range h.Params {
 		if !p.Pointer {
@@ -272,6 +289,12 @@ int main(int argc, char **argv)
 		w("    kiln_check(cudaMemcpy(kiln_d%d, kiln_h%d, kiln_b%d, cudaMemcpyHostToDevice), \"copy %s to the device\");\n", i, i, i, p.Name)
 		args = append(args, "("+p.Type+")kiln_d"+strconv.Itoa(i))
 	}
+	return args
+}
+
+// harnessLaunch writes the launch configuration and the checked launch,
+// and returns the launch statement.
+func harnessLaunch(w func(string, ...any), h HarnessSpec, args []string, launcher bool) string {
 	w("    const dim3 kiln_grid(%d, %d, %d), kiln_block(%d, %d, %d);\n", h.Grid[0], h.Grid[1], h.Grid[2], h.Block[0], h.Block[1], h.Block[2])
 	w("    const size_t kiln_shared = %d;\n", h.Shared)
 	launch := "kiln_kernel<<<kiln_grid, kiln_block, kiln_shared>>>(" + strings.Join(args, ", ") + ");"
@@ -284,6 +307,12 @@ int main(int argc, char **argv)
 	w("    %s\n", launch)
 	w("    kiln_check(cudaGetLastError(), \"kernel launch\");\n")
 	w("    kiln_check(cudaDeviceSynchronize(), \"kernel run\");\n")
+	return launch
+}
+
+// harnessOutputs writes the outputs into the output file and reports the
+// inputs the kernel modified.
+func harnessOutputs(w func(string, ...any), h HarnessSpec) {
 	w("    FILE *kiln_f = fopen(kiln_out, \"wb\");\n")
 	w("    if (!kiln_f) {\n        perror(kiln_out);\n        return 2;\n    }\n")
 	for i, p := range h.Params {
@@ -304,6 +333,11 @@ int main(int argc, char **argv)
 		}
 	}
 	w("    if (fclose(kiln_f) != 0) {\n        perror(kiln_out);\n        return 2;\n    }\n")
+}
+
+// harnessTiming writes the timed launches: the inputs restored, a warm-up,
+// then the best of timingBatches batches of reps launches.
+func harnessTiming(w func(string, ...any), h HarnessSpec, launch string, reps int) {
 	// Timing: inputs restored first, so the warm-up starts from the
 	// checked launch's inputs.
 	for i, p := range h.Params {
@@ -326,7 +360,6 @@ int main(int argc, char **argv)
 	w("        if (kiln_best < 0 || ms < kiln_best)\n            kiln_best = ms;\n    }\n")
 	w("    printf(\"kiln_kernel_ms %%.6f reps %d batches %d\\n\", kiln_best / %d);\n", reps, timingBatches, reps)
 	w("    return 0;\n}\n")
-	return b.String()
 }
 
 // fillCode is the C statement that fills host buffer i.

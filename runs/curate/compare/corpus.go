@@ -86,37 +86,7 @@ func Generate(n int, seed uint64, opt Options) *Corpus {
 	}
 	// Plan the units with their own stream so that generating them in
 	// parallel does not change anything.
-	plan := rand.New(rand.NewPCG(seed, 0x706c616e)) // "plan"
-	var units []unit
-	for total := 0; total < n; {
-		u := unit{first: total}
-		if plan.Float64() < opt.FamilyFrac {
-			nv := 1
-			switch x := plan.Float64(); {
-			case x < 0.1:
-				nv = 3
-			case x < 0.4:
-				nv = 2
-			}
-			for range nv {
-				switch x := plan.Float64(); {
-				case x < 0.20:
-					u.variants = append(u.variants, Exact)
-				case x < 0.50:
-					u.variants = append(u.variants, High)
-				case x < 0.75:
-					u.variants = append(u.variants, Near)
-				default:
-					u.variants = append(u.variants, Low)
-				}
-			}
-			if rest := n - total - 1; len(u.variants) > rest {
-				u.variants = u.variants[:rest]
-			}
-		}
-		units = append(units, u)
-		total += 1 + len(u.variants)
-	}
+	units := planUnits(n, seed, opt.FamilyFrac)
 	docs := make([]string, n)
 	kinds := make([]Kind, n)
 	family := make([]int32, n)
@@ -182,6 +152,44 @@ func Generate(n int, seed uint64, opt Options) *Corpus {
 		return int(x.B - y.B)
 	})
 	return c
+}
+
+// planUnits plans a corpus of n documents as units: a document, and with
+// probability familyFrac up to three variants of it (exact, high, near or
+// low similarity) that make a family.
+func planUnits(n int, seed uint64, familyFrac float64) []unit {
+	plan := rand.New(rand.NewPCG(seed, 0x706c616e)) // "plan"
+	var units []unit
+	for total := 0; total < n; {
+		u := unit{first: total}
+		if plan.Float64() < familyFrac {
+			nv := 1
+			switch x := plan.Float64(); {
+			case x < 0.1:
+				nv = 3
+			case x < 0.4:
+				nv = 2
+			}
+			for range nv {
+				switch x := plan.Float64(); {
+				case x < 0.20:
+					u.variants = append(u.variants, Exact)
+				case x < 0.50:
+					u.variants = append(u.variants, High)
+				case x < 0.75:
+					u.variants = append(u.variants, Near)
+				default:
+					u.variants = append(u.variants, Low)
+				}
+			}
+			if rest := n - total - 1; len(u.variants) > rest {
+				u.variants = u.variants[:rest]
+			}
+		}
+		units = append(units, u)
+		total += 1 + len(u.variants)
+	}
+	return units
 }
 
 // ShingleSet is the sorted shingle set of a document, as the truth uses it.

@@ -972,23 +972,72 @@ const (
 // VarExprs add to the body (a window sum that slides with p).
 func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 	n := len(u)
-	if cap(r.next) < n {
-		r.next = make([]int32, n)
-		r.shp = make([]int32, n+gram)
-		r.best = make([]score, n+1)
-		r.choice = make([]int32, 2*n)
-		r.cost = make([]int64, n+1)
-		r.nlines = make([]int64, n+1)
-		r.ntabs = make([]int64, n+1)
-		r.ninstr = make([]int32, n+1)
-		r.indl = make([]int32, n)
-		r.ind0 = make([]int32, n+1)
-		r.indx = make([]int32, n+1)
-	}
+	r.growFoldBuffers(n)
 	next, shp := r.next[:n], r.shp[:n+gram]
+	best, choice := r.best[:n+1], r.choice[:2*n]
+	r.prefixSums(u)
+	r.chain(shp[:n], next)
+	fc := &r.fc
+	*fc = foldCtx{u: u, shp: shp, cost: r.cost[:n+1], nlines: r.nlines[:n+1], ntabs: r.ntabs[:n+1], ninstr: r.ninstr[:n+1], best: best}
+	if strat == innermost {
+		fc.penW, fc.inner = 1, true
+	}
+	best[n] = score{}
+	base := r.resetCandidates(n)
+	small := &fc.small
+	for p := n - 1; p >= 0; p-- {
+		fc.b = score{int64(u[p].cost) + best[p+1].b, fc.penW*int64(n-p) + best[p+1].pen}
+		fc.cn, fc.ck, fc.found = 0, 0, false
+		sh := shp[p]
+		near := shp[p+1 : p+gram]
+		if next[p] < 0 && near[0] != sh && near[1] != sh && near[2] != sh && near[3] != sh &&
+			near[4] != sh && near[5] != sh && near[6] != sh {
+			// no candidate at p
+			for N := 1; N < gram; N++ {
+				small[N].r1 = 0
+			}
+			best[p] = fc.b
+			choice[2*p], choice[2*p+1] = 0, 0
+			continue
+		}
+		r.evalCandidates(p, next, near, base)
+		best[p] = fc.b
+		choice[2*p], choice[2*p+1] = fc.cn, fc.ck
+	}
+	r.reach = r.reach[:0]
+	fc.u, fc.best, fc.shp = nil, nil, nil
+	if strat == flat {
+		r.nestable = nestable(choice, n)
+	}
+	return r.emitFolds(u, choice, out)
+}
+
+// growFoldBuffers makes foldRun's buffers hold a run of n units.
+func (r *roller) growFoldBuffers(n int) {
+	if cap(r.next) >= n {
+		return
+	}
+	r.next = make([]int32, n)
+	r.shp = make([]int32, n+gram)
+	r.best = make([]score, n+1)
+	r.choice = make([]int32, 2*n)
+	r.cost = make([]int64, n+1)
+	r.nlines = make([]int64, n+1)
+	r.ntabs = make([]int64, n+1)
+	r.ninstr = make([]int32, n+1)
+	r.indl = make([]int32, n)
+	r.ind0 = make([]int32, n+1)
+	r.indx = make([]int32, n+1)
+}
+
+// prefixSums fills the shapes of u (then gram that match nothing) and the
+// prefix sums over u of the cost, lines, non-blank lines, instructions and
+// indentation keys that eval reads in O(1).
+func (r *roller) prefixSums(u []unit) {
+	n := len(u)
+	shp := r.shp[:n+gram]
 	cost, nlines, ntabs, ninstr := r.cost[:n+1], r.nlines[:n+1], r.ntabs[:n+1], r.ninstr[:n+1]
 	indl, ind0, indx := r.indl[:n], r.ind0[:n+1], r.indx[:n+1]
-	best, choice := r.best[:n+1], r.choice[:2*n]
 	cost[0], nlines[0], ntabs[0], ind0[0], indx[0], ninstr[0] = 0, 0, 0, 0, 0, 0
 	for q := 0; q < n; q++ {
 		uq := &u[q]
@@ -1017,17 +1066,14 @@ func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 	for q := n; q < n+gram; q++ {
 		shp[q] = -2 // no unit: matches nothing
 	}
-	r.chain(shp[:n], next)
-	fc := &r.fc
-	*fc = foldCtx{u: u, shp: shp, cost: cost, nlines: nlines, ntabs: ntabs, ninstr: ninstr, best: best}
-	if strat == innermost {
-		fc.penW, fc.inner = 1, true
-	}
-	best[n] = score{}
-	// small[N] is the candidate N < gram of position p+1 (r1 = 0: none);
-	// long[N] that of the last position with one, at (plus base: stamps
-	// of earlier calls never match)
-	small := &fc.small
+}
+
+// resetCandidates readies the candidates for a run of n units and returns
+// its stamp base. small[N] is the candidate N < gram of position p+1 (r1 =
+// 0: none); long[N] that of the last position with one, at (plus base:
+// stamps of earlier calls never match).
+func (r *roller) resetCandidates(n int) int32 {
+	small := &r.fc.small
 	for N := range small {
 		small[N] = cand{n: int32(N)}
 	}
@@ -1040,88 +1086,86 @@ func (r *roller) foldRun(u []unit, strat int, out []unit) ([]unit, bool) {
 	}
 	base := r.base
 	r.base += int32(n) + 1
-	for p := n - 1; p >= 0; p-- {
-		fc.b = score{int64(u[p].cost) + best[p+1].b, fc.penW*int64(n-p) + best[p+1].pen}
-		fc.cn, fc.ck, fc.found = 0, 0, false
-		sh := shp[p]
-		near := shp[p+1 : p+gram]
-		if next[p] < 0 && near[0] != sh && near[1] != sh && near[2] != sh && near[3] != sh &&
-			near[4] != sh && near[5] != sh && near[6] != sh {
-			// no candidate at p
-			for N := 1; N < gram; N++ {
-				small[N].r1 = 0
-			}
-			best[p] = fc.b
-			choice[2*p], choice[2*p+1] = 0, 0
+	return base
+}
+
+// evalCandidates evaluates the folds that may start at p (near are the
+// shapes of the gram-1 units after it): every short body N < gram by its
+// recurrence, then the long bodies whose k-grams recur (next).
+func (r *roller) evalCandidates(p int, next, near []int32, base int32) {
+	small, long := &r.fc.small, &r.long
+	u, sh := r.fc.u, r.fc.shp[p]
+	hp := r.holesOf(&u[p])
+	reach := r.reach[:0]
+	r.reach = reach
+	// short bodies: r1 by its recurrence for every N < gram
+	for N := int32(1); N < gram; N++ {
+		c := &small[N]
+		if near[N-1] != sh {
+			c.r1 = 0
 			continue
 		}
-		hp := r.holesOf(&u[p])
-		reach := r.reach[:0]
-		r.reach = reach
-		// short bodies: r1 by its recurrence for every N < gram
-		for N := int32(1); N < gram; N++ {
-			c := &small[N]
-			if near[N-1] != sh {
-				c.r1 = 0
-				continue
-			}
-			pc := *c // p+1's
+		pc := *c // p+1's
+		c.r1 = 1 + pc.r1
+		if c.r1 >= N {
+			r.heat(c, &pc, pc.r1 >= N, hp, p, N)
+			r.eval(p, c)
+			reach = r.addReach(reach, c)
+		}
+	}
+	// long bodies: the candidates whose k-grams recur
+	for q := next[p]; q >= 0; q = next[q] {
+		N := q - int32(p)
+		if N < gram {
+			continue
+		}
+		if N > MaxBody {
+			break
+		}
+		c := &long[N]
+		pc := *c
+		c.r1 = gram // units p+1 .. p+gram-1 match too, and no more
+		if pc.at != base+int32(p+1) {
+			pc.r1 = 0
+		} else {
 			c.r1 = 1 + pc.r1
-			if c.r1 >= N {
-				r.heat(c, &pc, pc.r1 >= N, hp, p, N)
+		}
+		c.at = base + int32(p)
+		if c.r1 >= N {
+			r.heat(c, &pc, pc.r1 >= N, hp, p, N)
+			if !dominated(reach, c) {
 				r.eval(p, c)
-				reach = r.addReach(reach, c)
 			}
-		}
-		// long bodies: the candidates whose k-grams recur
-		for q := next[p]; q >= 0; q = next[q] {
-			N := q - int32(p)
-			if N < gram {
-				continue
-			}
-			if N > MaxBody {
-				break
-			}
-			c := &long[N]
-			pc := *c
-			c.r1 = gram // units p+1 .. p+gram-1 match too, and no more
-			if pc.at != base+int32(p+1) {
-				pc.r1 = 0
-			} else {
-				c.r1 = 1 + pc.r1
-			}
-			c.at = base + int32(p)
-			if c.r1 >= N {
-				r.heat(c, &pc, pc.r1 >= N, hp, p, N)
-				if !dominated(reach, c) {
-					r.eval(p, c)
-				}
-				reach = r.addReach(reach, c)
-			}
-		}
-		best[p] = fc.b
-		choice[2*p], choice[2*p+1] = fc.cn, fc.ck
-	}
-	r.reach = r.reach[:0]
-	fc.u, fc.best, fc.shp = nil, nil, nil
-	if strat == flat {
-		r.nestable = false
-		for p := 0; p < n && !r.nestable; {
-			N, K := int(choice[2*p]), int(choice[2*p+1])
-			if N == 0 {
-				p++
-				continue
-			}
-			for x := p + 1; x < p+N; x++ {
-				// a fold that pays at x (the best choice for u[x:] is
-				// one) and fits in the body
-				if n, k := int(choice[2*x]), int(choice[2*x+1]); n > 0 && x+n*k <= p+N {
-					r.nestable = true
-				}
-			}
-			p += N * K
+			reach = r.addReach(reach, c)
 		}
 	}
+}
+
+// nestable reports whether a fold of choice (flat strategy) holds in its
+// body a position whose own best choice is a fold that fits there.
+func nestable(choice []int32, n int) bool {
+	for p := 0; p < n; {
+		N, K := int(choice[2*p]), int(choice[2*p+1])
+		if N == 0 {
+			p++
+			continue
+		}
+		for x := p + 1; x < p+N; x++ {
+			// a fold that pays at x (the best choice for u[x:] is
+			// one) and fits in the body
+			if n, k := int(choice[2*x]), int(choice[2*x+1]); n > 0 && x+n*k <= p+N {
+				return true
+			}
+		}
+		p += N * K
+	}
+	return false
+}
+
+// emitFolds appends u to out with the folds of choice made loops, and
+// reports whether anything folded.
+func (r *roller) emitFolds(u []unit, choice []int32, out []unit) ([]unit, bool) {
+	n := len(u)
 	folded := false
 	done := 0
 	for p := 0; p < n; {

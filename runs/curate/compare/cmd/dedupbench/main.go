@@ -43,21 +43,7 @@ func main() {
 	out := map[string]any{}
 
 	fmt.Fprintf(w, "dedupbench: n=%d seed=%d hashseed=%d modes=%s %s %s/%s cpu=%q\n", *n, *seed, *hashSeed, *modes, runtime.Version(), runtime.GOOS, runtime.GOARCH, cpuModel())
-	t0 := time.Now()
-	c := compare.Generate(*n, *seed, compare.Options{})
-	gen := time.Since(t0)
-	kinds := map[string]int{}
-	for _, k := range c.Kind {
-		kinds[k.String()]++
-	}
-	var bytes int
-	for _, d := range c.Docs {
-		bytes += len(d)
-	}
-	mean, maxJ := unrelated(c, 2000)
-	fmt.Fprintf(w, "corpus: %d docs (%.0f bytes/doc) in %v (GOMAXPROCS %d); kinds %v; %d planted pairs; unrelated pairs (2000 sampled): mean J %.3f, max %.3f\n",
-		*n, float64(bytes)/float64(*n), gen.Round(time.Millisecond), runtime.GOMAXPROCS(0), kinds, len(c.Pairs), mean, maxJ)
-	out["corpus"] = map[string]any{"n": *n, "seed": *seed, "kinds": kinds, "planted_pairs": len(c.Pairs), "bytes_per_doc": float64(bytes) / float64(*n), "unrelated_mean_j": mean, "unrelated_max_j": maxJ, "generate_s": gen.Seconds()}
+	c := generate(w, *n, *seed, out)
 	ids := make([]string, *n)
 	for i := range ids {
 		ids[i] = strconv.Itoa(i)
@@ -76,49 +62,7 @@ func main() {
 		}
 		runtime.GC()
 		debug.FreeOSMemory()
-		var r *compare.Result
-		switch {
-		case m == "kiln" || m == "kiln-fast" || m == "kiln-wrap64" || strings.HasPrefix(m, "kiln-seed"):
-			var sign compare.Signer
-			switch {
-			case strings.HasPrefix(m, "kiln-seed"): // kiln with another MinHash seed
-				q := p
-				s, err := strconv.ParseUint(strings.TrimPrefix(m, "kiln-seed"), 10, 64)
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "mode %q: %v\n", m, err)
-					os.Exit(2)
-				}
-				q.Seed = s
-				h, _ := curate.NewHasher(q)
-				sign = h.Sign
-			case m == "kiln-fast":
-				h, _ := fastsign.New(p)
-				sign = h.Sign
-			case m == "kiln-wrap64":
-				h, _ := fastsign.NewWrap64(p)
-				sign = h.Sign
-			}
-			var err error
-			if r, err = compare.RunKiln(c.Docs, ids, p, sign); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			r.Mode = m
-		case m == "ekzhu" || strings.HasPrefix(m, "ekzhu:"):
-			lt := p.Threshold
-			if s, ok := strings.CutPrefix(m, "ekzhu:"); ok {
-				var err error
-				if lt, err = strconv.ParseFloat(s, 64); err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					os.Exit(2)
-				}
-			}
-			r = compare.RunEkzhu(c.Docs, ids, p.Perms, p.Shingle, lt, p.Threshold, *hashSeed)
-			r.Mode = m
-		default:
-			fmt.Fprintf(os.Stderr, "unknown mode %q\n", m)
-			os.Exit(2)
-		}
+		r := runMode(m, c, ids, p, *hashSeed)
 		r.Finish(c)
 		results = append(results, r)
 		fmt.Fprintf(w, "ran %s: %v wall, %v CPU\n", m, r.Total().Round(time.Millisecond), r.CPU.Total().Round(time.Millisecond))
@@ -134,6 +78,92 @@ func main() {
 	for _, r := range results {
 		truth.Observe(r)
 	}
+	rows := stageTable(w, results)
+	scores := scoreTable(w, truth, results, rows, p)
+	strataTable(w, results, scores)
+	clusterTable(w, results, scores)
+	if len(results) > 1 {
+		out["agreement_with_"+results[0].Mode] = agreementTable(w, c, results, p)
+	}
+	out["runs"] = rows
+	out["accidental_pairs"] = len(truth.Accidental)
+	out["positives"] = truth.Positives()
+	fmt.Fprintf(w, "\ntrue pairs (J>=%.2f): %d, of which accidental (not planted): %d of %d accidental pairs reported\n", p.Threshold, truth.Positives(), countAbove(truth.Accidental, p.Threshold), len(truth.Accidental))
+	writeJSON(*jsonOut, out)
+}
+
+// generate makes the corpus (in parallel, not timed) and describes it on
+// w and in out.
+func generate(w *bufio.Writer, n int, seed uint64, out map[string]any) *compare.Corpus {
+	t0 := time.Now()
+	c := compare.Generate(n, seed, compare.Options{})
+	gen := time.Since(t0)
+	kinds := map[string]int{}
+	for _, k := range c.Kind {
+		kinds[k.String()]++
+	}
+	var bytes int
+	for _, d := range c.Docs {
+		bytes += len(d)
+	}
+	mean, maxJ := unrelated(c, 2000)
+	fmt.Fprintf(w, "corpus: %d docs (%.0f bytes/doc) in %v (GOMAXPROCS %d); kinds %v; %d planted pairs; unrelated pairs (2000 sampled): mean J %.3f, max %.3f\n",
+		n, float64(bytes)/float64(n), gen.Round(time.Millisecond), runtime.GOMAXPROCS(0), kinds, len(c.Pairs), mean, maxJ)
+	out["corpus"] = map[string]any{"n": n, "seed": seed, "kinds": kinds, "planted_pairs": len(c.Pairs), "bytes_per_doc": float64(bytes) / float64(n), "unrelated_mean_j": mean, "unrelated_max_j": maxJ, "generate_s": gen.Seconds()}
+	return c
+}
+
+// runMode runs the kiln or ekzhu mode m on the corpus; a bad mode exits.
+func runMode(m string, c *compare.Corpus, ids []string, p curate.Params, hashSeed int64) *compare.Result {
+	var r *compare.Result
+	switch {
+	case m == "kiln" || m == "kiln-fast" || m == "kiln-wrap64" || strings.HasPrefix(m, "kiln-seed"):
+		var sign compare.Signer
+		switch {
+		case strings.HasPrefix(m, "kiln-seed"): // kiln with another MinHash seed
+			q := p
+			s, err := strconv.ParseUint(strings.TrimPrefix(m, "kiln-seed"), 10, 64)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "mode %q: %v\n", m, err)
+				os.Exit(2)
+			}
+			q.Seed = s
+			h, _ := curate.NewHasher(q)
+			sign = h.Sign
+		case m == "kiln-fast":
+			h, _ := fastsign.New(p)
+			sign = h.Sign
+		case m == "kiln-wrap64":
+			h, _ := fastsign.NewWrap64(p)
+			sign = h.Sign
+		}
+		var err error
+		if r, err = compare.RunKiln(c.Docs, ids, p, sign); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		r.Mode = m
+	case m == "ekzhu" || strings.HasPrefix(m, "ekzhu:"):
+		lt := p.Threshold
+		if s, ok := strings.CutPrefix(m, "ekzhu:"); ok {
+			var err error
+			if lt, err = strconv.ParseFloat(s, 64); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+		}
+		r = compare.RunEkzhu(c.Docs, ids, p.Perms, p.Shingle, lt, p.Threshold, hashSeed)
+		r.Mode = m
+	default:
+		fmt.Fprintf(os.Stderr, "unknown mode %q\n", m)
+		os.Exit(2)
+	}
+	return r
+}
+
+// stageTable prints the CPU and wall seconds of each run's stages, and
+// returns the runs' JSON rows.
+func stageTable(w *bufio.Writer, results []*compare.Result) []map[string]any {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
 	mb := func(b uint64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
 	fmt.Fprintf(w, "\nCPU seconds of the process per stage (wall seconds in brackets):\n\n| mode | bands x rows | normalise | shingle | sign | LSH | total CPU s | total wall s | us/doc (CPU) | docs/s (CPU) | peak heap MiB | retained MiB | allocated MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -149,6 +179,12 @@ func main() {
 			"cpu_normalise_s": c.Normalise.Seconds(), "cpu_shingle_s": c.Shingle.Seconds(), "cpu_sign_s": c.Sign.Seconds(), "cpu_lsh_s": c.LSH.Seconds(), "cpu_total_s": tot.Seconds(),
 			"cpu_us_per_doc": float64(tot.Microseconds()) / float64(r.N), "peak_heap_bytes": r.PeakHeap, "retained_bytes": r.Retained, "allocated_bytes": r.Allocated})
 	}
+	return rows
+}
+
+// scoreTable prints each run's pairs and estimates against the truth, and
+// returns the scores by mode (also put in rows).
+func scoreTable(w *bufio.Writer, truth *compare.Truth, results []*compare.Result, rows []map[string]any, p curate.Params) map[string]compare.Score {
 	fmt.Fprintf(w, "\n| mode | reported pairs | planted | accidental | precision (J>=%.2f) | recall | reported J<0.7 | missed J>=0.9 | est. bias | est. RMSE | ideal RMSE | beyond 3 SE |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", p.Threshold)
 	scores := map[string]compare.Score{}
 	for i, r := range results {
@@ -157,6 +193,12 @@ func main() {
 		rows[i]["score"] = s
 		fmt.Fprintf(w, "| %s | %d | %d | %d | %.4f | %.4f | %d | %d | %+.4f | %.4f | %.4f | %.4f |\n", r.Mode, s.Found, s.FoundPlanted, s.FoundAccidental, s.Precision, s.Recall, s.FoundBelow07, s.MissedAbove09, s.EstBias, s.EstRMSE, s.EstRMSEIdeal, s.EstBeyond3SD)
 	}
+	return scores
+}
+
+// strataTable prints the planted pairs found per Jaccard stratum against
+// ideal MinHash's expectation.
+func strataTable(w *bufio.Writer, results []*compare.Result, scores map[string]compare.Score) {
 	fmt.Fprintf(w, "\nplanted pairs by exact Jaccard: found / expected under ideal MinHash with the run's banding (± 1 SD)\n\n| J range | pairs |")
 	for _, r := range results {
 		fmt.Fprintf(w, " %s |", r.Mode)
@@ -174,6 +216,10 @@ func main() {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// clusterTable prints each run's clusters against the true ones.
+func clusterTable(w *bufio.Writer, results []*compare.Result, scores map[string]compare.Score) {
 	fmt.Fprintf(w, "\nclusters vs truth (%d true clusters over %d docs):\n\n| mode | clusters | clustered docs | ARI | pair precision | pair recall | docs with exactly the true cluster |\n|---|---|---|---|---|---|---|\n",
 		scores[results[0].Mode].TruthClusters, scores[results[0].Mode].TruthClusteredDocs)
 	for _, r := range results {
@@ -181,24 +227,22 @@ func main() {
 		fmt.Fprintf(w, "| %s | %d | %d | %.4f | %.4f | %.4f | %d |\n", r.Mode, s.Clusters, s.ClusteredDocs, s.ARI, s.PairPrecision, s.PairRecall, s.ExactClusterDocs)
 	}
 	fmt.Fprintf(w, "\n(with almost all documents singletons the ARI's chance term vanishes and it equals the pairwise F1.)\n")
-	if len(results) > 1 {
-		fmt.Fprintf(w, "\nagreement with %s:\n\n| mode | reported-pair Jaccard | only %s | only other | expected if independent ideal: only %s / only other / pair Jaccard | ARI | pair precision | pair recall | same cluster / clustered docs |\n|---|---|---|---|---|---|---|---|---|\n", results[0].Mode, results[0].Mode, results[0].Mode)
-		var agree []map[string]any
-		labels0 := labels(results[0])
-		for _, r := range results[1:] {
-			pj, oa, ob := compare.PairOverlap(results[0], r)
-			a := compare.CompareClusterings(labels0, labels(r))
-			ea, eb, e2 := compare.ExpectedDisagreement(c, results[0].Bands, results[0].Rows, r.Bands, r.Rows, p.Perms, p.Threshold)
-			fmt.Fprintf(w, "| %s | %.4f | %d | %d | %.0f / %.0f / %.4f | %.4f | %.4f | %.4f | %d / %d |\n", r.Mode, pj, oa, ob, ea, eb, e2/(ea+eb+e2), a.ARI, a.Precision, a.Recall, a.SameClusterDocs, a.ClusteredDocs)
-			agree = append(agree, map[string]any{"mode": r.Mode, "pair_jaccard": pj, "only_ref": oa, "only_other": ob, "expected_only_ref": ea, "expected_only_other": eb, "expected_both": e2, "agreement": a})
-		}
-		out["agreement_with_"+results[0].Mode] = agree
+}
+
+// agreementTable prints how each run after the first agrees with it, and
+// returns the figures.
+func agreementTable(w *bufio.Writer, c *compare.Corpus, results []*compare.Result, p curate.Params) []map[string]any {
+	fmt.Fprintf(w, "\nagreement with %s:\n\n| mode | reported-pair Jaccard | only %s | only other | expected if independent ideal: only %s / only other / pair Jaccard | ARI | pair precision | pair recall | same cluster / clustered docs |\n|---|---|---|---|---|---|---|---|---|\n", results[0].Mode, results[0].Mode, results[0].Mode)
+	var agree []map[string]any
+	labels0 := labels(results[0])
+	for _, r := range results[1:] {
+		pj, oa, ob := compare.PairOverlap(results[0], r)
+		a := compare.CompareClusterings(labels0, labels(r))
+		ea, eb, e2 := compare.ExpectedDisagreement(c, results[0].Bands, results[0].Rows, r.Bands, r.Rows, p.Perms, p.Threshold)
+		fmt.Fprintf(w, "| %s | %.4f | %d | %d | %.0f / %.0f / %.4f | %.4f | %.4f | %.4f | %d / %d |\n", r.Mode, pj, oa, ob, ea, eb, e2/(ea+eb+e2), a.ARI, a.Precision, a.Recall, a.SameClusterDocs, a.ClusteredDocs)
+		agree = append(agree, map[string]any{"mode": r.Mode, "pair_jaccard": pj, "only_ref": oa, "only_other": ob, "expected_only_ref": ea, "expected_only_other": eb, "expected_both": e2, "agreement": a})
 	}
-	out["runs"] = rows
-	out["accidental_pairs"] = len(truth.Accidental)
-	out["positives"] = truth.Positives()
-	fmt.Fprintf(w, "\ntrue pairs (J>=%.2f): %d, of which accidental (not planted): %d of %d accidental pairs reported\n", p.Threshold, truth.Positives(), countAbove(truth.Accidental, p.Threshold), len(truth.Accidental))
-	writeJSON(*jsonOut, out)
+	return agree
 }
 
 func writeJSON(path string, out map[string]any) {

@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -15,8 +15,13 @@ import (
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
 	"github.com/kiln-dev/kiln/runs/jobs"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/runs/web"
+	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/kit"
+	"github.com/kiln-dev/kiln/tools/lanes"
+	"github.com/kiln-dev/kiln/tools/ptx2cuda"
 )
 
 // TestPlanRetry: the next try of a verdict whose job failed, from the
@@ -26,7 +31,7 @@ func TestPlanRetry(t *testing.T) {
 	const v = "0b7c2d4e-1111-4a2b-9c3d-5e6f7a8b9c0d"
 	t0 := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	res := func(try int, status string, at time.Duration) runs.JobResult {
-		return runs.JobResult{JobID: engine.CompleteJobID(v, try), Kind: completeJobKind, Status: status,
+		return runs.JobResult{JobID: engine.CompleteJobID(v, try), Kind: CompleteJobKind, Status: status,
 			Reason: fmt.Sprintf("try %d: no NVIDIA GPU", try), CreatedAt: t0.Add(at)}
 	}
 	p := retryPolicy{Retries: 3, After: 5 * time.Minute}
@@ -116,7 +121,8 @@ func TestDispatchRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := storedSpec(camp, false); err != nil {
+	deps := testDeps(t)
+	if _, err := deps.Limits(camp); err != nil {
 		t.Fatal(err)
 	}
 	var tasks []runs.Task
@@ -151,14 +157,12 @@ func TestDispatchRetry(t *testing.T) {
 
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	cfg := dispatchConfig{Port: -1, Interval: 100 * time.Millisecond, Retries: 2, RetryAfter: 300 * time.Millisecond,
+	cfg := Config{Port: -1, Interval: 100 * time.Millisecond, Retries: 2, RetryAfter: 300 * time.Millisecond,
 		Queue: jobs.QueueConfig{AckWait: 2 * time.Second, MaxDeliver: 2}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	w := newWiring(env{}, log, data)
-	defer w.close()
-	d := newDispatcher(cfg, data, st, w, log)
+	d := New(cfg, data, st, deps, log)
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +198,7 @@ func TestDispatchRetry(t *testing.T) {
 			Artifacts: map[string]string{}, Toolchain: map[string]string{"gpu": "fake"}, Policy: "fake worker"})
 	}
 	wk, err := jobs.NewWorker(nc, jobs.WorkerConfig{ID: "fake-gpu", Capabilities: []string{"gpu"},
-		Handlers: map[string]jobs.Handler{completeJobKind: handler}, Heartbeat: 100 * time.Millisecond})
+		Handlers: map[string]jobs.Handler{CompleteJobKind: handler}, Heartbeat: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +269,8 @@ func TestDispatchRetry(t *testing.T) {
 	gone.VerdictID = "no-such-verdict"
 	for id, out := range map[string]engine.CompleteOutput{engine.CompleteJobID(ok.Verdict.ID, 3): late, "complete-no-such-verdict": gone} {
 		b, _ := json.Marshal(out)
-		rb, _ := json.Marshal(jobs.Result{JobID: id, Kind: completeJobKind, Capability: "gpu", Worker: "late", OK: true, Deliveries: 1, Payload: b})
-		if _, err := d.q.JetStream().Publish(ctx, jobs.ResultsPrefix+completeJobKind, rb); err != nil {
+		rb, _ := json.Marshal(jobs.Result{JobID: id, Kind: CompleteJobKind, Capability: "gpu", Worker: "late", OK: true, Deliveries: 1, Payload: b})
+		if _, err := d.q.JetStream().Publish(ctx, jobs.ResultsPrefix+CompleteJobKind, rb); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -312,7 +316,7 @@ func TestDispatchRetry(t *testing.T) {
 	mu.Lock()
 	before := len(ran)
 	mu.Unlock()
-	d2 := newDispatcher(cfg, data, st, w, log)
+	d2 := New(cfg, data, st, deps, log)
 	if err := d2.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -333,4 +337,74 @@ func TestDispatchRetry(t *testing.T) {
 	mu.Lock()
 	t.Logf("worker ran %v (%d before the restart)", ran, before)
 	mu.Unlock()
+}
+
+// TestDispatchCapabilities: the lanes that leave stages pending name the
+// capability their Completer needs, among those workers offer.
+func TestDispatchCapabilities(t *testing.T) {
+	t.Parallel()
+	reg, err := lanes.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"c2x86": "", "cuda-synth": kit.CapabilityGPU, "cuda2hip": kit.CapabilityGPU,
+		"ptx2cuda": kit.CapabilityGPU, "sass2rdna": kit.CapabilityAMD, "torch2cuda": kit.CapabilityTorch}
+	for _, name := range reg.Names() {
+		k, _ := reg.Get(name)
+		if w, ok := want[name]; ok && k.Capability != w {
+			t.Errorf("lane %s: capability %q, want %q", name, k.Capability, w)
+		}
+		if k.Capability != "" && !jobs.ValidCapability(k.Capability) {
+			t.Errorf("lane %s: capability %q is no subject token", name, k.Capability)
+		}
+	}
+	// ptx2cuda's torch program tasks go to torch workers, its others to
+	// GPU workers.
+	k, _ := reg.Get("ptx2cuda")
+	torchItem := tools.Item{Lane: "ptx2cuda", Files: map[string]string{ptx2cuda.FileTorchSpec: "{}"}}
+	plain := tools.Item{Lane: "ptx2cuda", Files: map[string]string{ptx2cuda.FileHarness: "{}"}}
+	if got := jobCapability(k, torchItem); got != kit.CapabilityTorch {
+		t.Errorf("torch program task: capability %q", got)
+	}
+	if got := jobCapability(k, plain); got != kit.CapabilityGPU {
+		t.Errorf("ptx2cuda task: capability %q", got)
+	}
+}
+
+// testDeps are the dispatcher's dependencies as kiln serve wires them:
+// this build's lanes, and the limits of a campaign's stored spec.
+func testDeps(t *testing.T) Deps {
+	t.Helper()
+	reg, err := lanes.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Deps{
+		Lanes: func() (*kit.Registry, error) { return reg, nil },
+		Limits: func(camp runs.Campaign) (sandboxes.Limits, error) {
+			sp, err := spec.Parse(camp.Spec, camp.Name+".yaml", spec.Options{Lanes: reg.Names(), Dir: camp.SpecDir})
+			if err != nil {
+				return sandboxes.Limits{}, fmt.Errorf("stored spec of campaign %s: %w", camp.ID, err)
+			}
+			return sp.Sandbox.Limits(), nil
+		},
+	}
+}
+
+// syncBuffer is a log sink the test reads while the dispatcher writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

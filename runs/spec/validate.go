@@ -192,105 +192,116 @@ func (v *validator) models(opts Options) {
 	for i := range s.Models {
 		m := &s.Models[i]
 		p := modelPath(i)
-		v.name(p+".name", m.Name, modelNameRE, "[A-Za-z0-9._-]+")
-		if m.Name != "" {
-			if prev, dup := first[m.Name]; dup {
-				v.add(p+".name", "duplicate model name %q (first at line %d)", m.Name, s.lineOf(prev))
-			} else {
-				first[m.Name] = p + ".name"
-			}
+		if v.modelFields(p, m, first) {
+			v.modelKind(p, m, opts)
 		}
-
-		kindOK := false
-		if m.Kind == "" {
-			v.add(p+".kind", "required (one of %s)", strings.Join(Kinds(), ", "))
-		} else {
-			kindOK = v.oneOf(p+".kind", "kind", m.Kind, Kinds())
-		}
-
-		if m.BaseURL != "" {
-			v.url(p+".base_url", m.BaseURL)
-		}
-		if m.APIKeyEnv != "" && !envNameRE.MatchString(m.APIKeyEnv) {
-			// Never echo the value: it may be the key itself.
-			v.add(p+".api_key_env", "must name an environment variable (such as OPENAI_API_KEY), not hold the key itself")
-		}
-		v.atLeast(p+".concurrency", int64(m.Concurrency), 1)
-		if m.Tools != "" {
-			v.oneOf(p+".tools", "tools mode", m.Tools, ToolModes())
-		} else {
-			v.add(p+".tools", "required (one of %s)", strings.Join(ToolModes(), ", "))
-		}
-		if m.Timeout <= 0 {
-			v.add(p+".timeout", "must be > 0")
-		}
-		if m.Latency < 0 {
-			v.add(p+".latency", "must be >= 0")
-		}
-		if !kindOK {
-			continue
-		}
-
-		// Kind-specific fields.
-		need := func(field, value string) {
-			if value == "" {
-				v.add(p+"."+field, "required for kind %s", m.Kind)
-			}
-		}
-		only := func(field string, present bool, kind string) {
-			if present && m.Kind != kind {
-				v.add(p+"."+field, "only used by kind %s", kind)
-			}
-		}
-		switch m.Kind {
-		case KindOpenAI:
-			need("base_url", m.BaseURL)
-		case KindOllama:
-			need("base_url", m.BaseURL)
-			v.atLeast(p+".num_ctx", int64(m.NumCtx), 1)
-		case KindLangchain:
-			if m.Provider == "" {
-				v.add(p+".provider", "required for kind langchain (one of %s)", strings.Join(LangchainProviders(), ", "))
-			} else if m.Provider == "ollama" {
-				v.add(p+".provider", "use kind ollama instead (langchaingo's ollama provider has no tool calling)")
-			} else {
-				v.oneOf(p+".provider", "provider", m.Provider, LangchainProviders())
-			}
-		case KindScript:
-			need("script", m.Script)
-			if m.BaseURL != "" {
-				v.add(p+".base_url", "not used by kind script")
-			}
-			if m.Script != "" && opts.CheckPaths {
-				if fi, err := os.Stat(m.Script); err != nil {
-					v.add(p+".script", "no such file: %s", m.Script)
-				} else if !fi.Mode().IsRegular() {
-					v.add(p+".script", "not a regular file: %s", m.Script)
-				}
-			}
-		case KindHipify:
-			// A translator in process: nothing to reach, no model to name.
-			for _, f := range []struct {
-				field   string
-				present bool
-			}{{"base_url", m.BaseURL != ""}, {"model", m.Model != ""}, {"api_key_env", m.APIKeyEnv != ""}, {"think", m.Think != nil}} {
-				if f.present {
-					v.add(p+"."+f.field, "not used by kind hipify")
-				}
-			}
-			if m.Tools != "" && m.Tools != ToolsNone {
-				v.add(p+".tools", "kind hipify calls no tools: leave it out or set none")
-			}
-		}
-		if m.Kind != KindScript && m.Kind != KindHipify {
-			need("model", m.Model)
-		}
-		only("provider", m.Provider != "", KindLangchain)
-		only("script", m.Script != "", KindScript)
-		only("latency", m.Latency != 0, KindScript)
-		only("num_ctx", m.NumCtx != 0, KindOllama)
-		only("keep_alive", m.KeepAlive != nil, KindOllama)
 	}
+}
+
+// modelFields checks the fields of the model at path p that every kind
+// has; it reports whether the kind is known (and its own fields worth
+// checking). first maps the names seen to the path of their first use.
+func (v *validator) modelFields(p string, m *Model, first map[string]string) (kindOK bool) {
+	s := v.s
+	v.name(p+".name", m.Name, modelNameRE, "[A-Za-z0-9._-]+")
+	if m.Name != "" {
+		if prev, dup := first[m.Name]; dup {
+			v.add(p+".name", "duplicate model name %q (first at line %d)", m.Name, s.lineOf(prev))
+		} else {
+			first[m.Name] = p + ".name"
+		}
+	}
+
+	kindOK = false
+	if m.Kind == "" {
+		v.add(p+".kind", "required (one of %s)", strings.Join(Kinds(), ", "))
+	} else {
+		kindOK = v.oneOf(p+".kind", "kind", m.Kind, Kinds())
+	}
+
+	if m.BaseURL != "" {
+		v.url(p+".base_url", m.BaseURL)
+	}
+	if m.APIKeyEnv != "" && !envNameRE.MatchString(m.APIKeyEnv) {
+		// Never echo the value: it may be the key itself.
+		v.add(p+".api_key_env", "must name an environment variable (such as OPENAI_API_KEY), not hold the key itself")
+	}
+	v.atLeast(p+".concurrency", int64(m.Concurrency), 1)
+	if m.Tools != "" {
+		v.oneOf(p+".tools", "tools mode", m.Tools, ToolModes())
+	} else {
+		v.add(p+".tools", "required (one of %s)", strings.Join(ToolModes(), ", "))
+	}
+	if m.Timeout <= 0 {
+		v.add(p+".timeout", "must be > 0")
+	}
+	if m.Latency < 0 {
+		v.add(p+".latency", "must be >= 0")
+	}
+	return kindOK
+}
+
+// modelKind checks the fields that m's kind needs, and those it has no
+// use for.
+func (v *validator) modelKind(p string, m *Model, opts Options) {
+	need := func(field, value string) {
+		if value == "" {
+			v.add(p+"."+field, "required for kind %s", m.Kind)
+		}
+	}
+	only := func(field string, present bool, kind string) {
+		if present && m.Kind != kind {
+			v.add(p+"."+field, "only used by kind %s", kind)
+		}
+	}
+	switch m.Kind {
+	case KindOpenAI:
+		need("base_url", m.BaseURL)
+	case KindOllama:
+		need("base_url", m.BaseURL)
+		v.atLeast(p+".num_ctx", int64(m.NumCtx), 1)
+	case KindLangchain:
+		if m.Provider == "" {
+			v.add(p+".provider", "required for kind langchain (one of %s)", strings.Join(LangchainProviders(), ", "))
+		} else if m.Provider == "ollama" {
+			v.add(p+".provider", "use kind ollama instead (langchaingo's ollama provider has no tool calling)")
+		} else {
+			v.oneOf(p+".provider", "provider", m.Provider, LangchainProviders())
+		}
+	case KindScript:
+		need("script", m.Script)
+		if m.BaseURL != "" {
+			v.add(p+".base_url", "not used by kind script")
+		}
+		if m.Script != "" && opts.CheckPaths {
+			if fi, err := os.Stat(m.Script); err != nil {
+				v.add(p+".script", "no such file: %s", m.Script)
+			} else if !fi.Mode().IsRegular() {
+				v.add(p+".script", "not a regular file: %s", m.Script)
+			}
+		}
+	case KindHipify:
+		// A translator in process: nothing to reach, no model to name.
+		for _, f := range []struct {
+			field   string
+			present bool
+		}{{"base_url", m.BaseURL != ""}, {"model", m.Model != ""}, {"api_key_env", m.APIKeyEnv != ""}, {"think", m.Think != nil}} {
+			if f.present {
+				v.add(p+"."+f.field, "not used by kind hipify")
+			}
+		}
+		if m.Tools != "" && m.Tools != ToolsNone {
+			v.add(p+".tools", "kind hipify calls no tools: leave it out or set none")
+		}
+	}
+	if m.Kind != KindScript && m.Kind != KindHipify {
+		need("model", m.Model)
+	}
+	only("provider", m.Provider != "", KindLangchain)
+	only("script", m.Script != "", KindScript)
+	only("latency", m.Latency != 0, KindScript)
+	only("num_ctx", m.NumCtx != 0, KindOllama)
+	only("keep_alive", m.KeepAlive != nil, KindOllama)
 }
 
 func (v *validator) url(path, raw string) {

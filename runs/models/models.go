@@ -1,4 +1,8 @@
-package main
+// Package models builds the model endpoints a campaign spec names
+// (models[]) into agent Models: the adapter of each kind (OpenAI-compatible,
+// Ollama, langchaingo providers, script, hipify) wrapped in the spec's retry
+// policy, and the pool of a campaign's solvers.
+package models
 
 import (
 	"context"
@@ -18,12 +22,12 @@ import (
 	"github.com/kiln-dev/kiln/agent/ollama"
 	"github.com/kiln-dev/kiln/agent/openai"
 	"github.com/kiln-dev/kiln/agent/script"
-	"github.com/kiln-dev/kiln/cmd/kiln/internal/spec"
+	"github.com/kiln-dev/kiln/runs/spec"
 )
 
-// buildModel turns one spec endpoint into a Model with retries. getenv reads
+// Build turns one spec endpoint into a Model with retries. getenv reads
 // the API key variable the spec names.
-func buildModel(ctx context.Context, m spec.Model, sp *spec.Spec, getenv func(string) string, hc *http.Client) (agent.Model, error) {
+func Build(ctx context.Context, m spec.Model, sp *spec.Spec, getenv func(string) string, hc *http.Client) (agent.Model, error) {
 	key := ""
 	if m.APIKeyEnv != "" {
 		key = getenv(m.APIKeyEnv)
@@ -72,7 +76,7 @@ func buildModel(ctx context.Context, m spec.Model, sp *spec.Spec, getenv func(st
 	return agent.Retry(base, pol, m.Name, nil), nil
 }
 
-// langchainProviders are the langchaingo providers kiln wires.
+// langchainLLM is the langchaingo model of m's provider.
 func langchainLLM(ctx context.Context, m spec.Model, key string, hc *http.Client) (llms.Model, error) {
 	switch m.Provider {
 	case "anthropic":
@@ -115,11 +119,11 @@ func langchainLLM(ctx context.Context, m spec.Model, key string, hc *http.Client
 	return nil, fmt.Errorf("provider %q is not wired (use one of %v)", m.Provider, spec.LangchainProviders())
 }
 
-// buildPool builds every endpoint of sp into one pool.
-func buildPool(ctx context.Context, sp *spec.Spec, getenv func(string) string, hc *http.Client) (agent.Model, error) {
+// Pool builds every endpoint of sp into one pool.
+func Pool(ctx context.Context, sp *spec.Spec, getenv func(string) string, hc *http.Client) (agent.Model, error) {
 	var eps []agent.Endpoint
 	for _, m := range sp.Models {
-		mm, err := buildModel(ctx, m, sp, getenv, hc)
+		mm, err := Build(ctx, m, sp, getenv, hc)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,7 @@
-package main
+// Package metrics exports kiln's Prometheus metrics: the hooks of the
+// engine, the agent loop and the sandboxes, and the queue gauges read from
+// the store at scrape time (kiln serve's GET /metrics).
+package metrics
 
 import (
 	"context"
@@ -17,12 +20,12 @@ import (
 	"github.com/kiln-dev/kiln/sandboxes"
 )
 
-// promMetrics implements the metric hooks of the engine (engine.Metrics),
+// Prometheus implements the metric hooks of the engine (engine.Metrics),
 // the agent loop (agent.CallMetrics) and the sandboxes (sandboxes.Metrics)
 // with Prometheus, on a registry of its own that also holds the Go and
 // process collectors and a collector reading queue depths from the store at
 // scrape time. The README's "Metrics" section lists what it exports.
-type promMetrics struct {
+type Prometheus struct {
 	reg *prometheus.Registry
 	// models and endpoints bound the label values that servers and specs
 	// choose; lanes, classes, stages and outcomes are kiln's own.
@@ -42,24 +45,24 @@ type promMetrics struct {
 }
 
 var (
-	_ engine.Metrics    = (*promMetrics)(nil)
-	_ agent.CallMetrics = (*promMetrics)(nil)
-	_ sandboxes.Metrics = (*promMetrics)(nil)
+	_ engine.Metrics    = (*Prometheus)(nil)
+	_ agent.CallMetrics = (*Prometheus)(nil)
+	_ sandboxes.Metrics = (*Prometheus)(nil)
 )
 
 // Metric label values besides the hooks' own.
 const (
-	labelUnknown = "unknown" // no model or endpoint was reported
-	labelOther   = "other"   // past the bound on distinct values
-	// maxModelLabels bounds the distinct model and endpoint label values.
-	maxModelLabels = 64
+	LabelUnknown = "unknown" // no model or endpoint was reported
+	LabelOther   = "other"   // past the bound on distinct values
+	// MaxModelLabels bounds the distinct model and endpoint label values.
+	MaxModelLabels = 64
 )
 
-// newPromMetrics registers kiln's metrics on a new registry. st, when set,
+// New registers kiln's metrics on a new registry. st, when set,
 // is read at scrape time for the queue gauges (kiln_tasks, kiln_campaigns).
-func newPromMetrics(st *runs.Store, log *slog.Logger) *promMetrics {
+func New(st *runs.Store, log *slog.Logger) *Prometheus {
 	reg := prometheus.NewRegistry()
-	m := &promMetrics{reg: reg, models: newLabelCap(maxModelLabels), endpoints: newLabelCap(maxModelLabels)}
+	m := &Prometheus{reg: reg, models: newLabelCap(MaxModelLabels), endpoints: newLabelCap(MaxModelLabels)}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 		reg.MustRegister(c)
@@ -108,19 +111,22 @@ func newPromMetrics(st *runs.Store, log *slog.Logger) *promMetrics {
 	return m
 }
 
+// Gatherer is the registry, for reading the metrics in process.
+func (m *Prometheus) Gatherer() prometheus.Gatherer { return m.reg }
+
 // Handler serves the registry in the Prometheus text format; a collector
 // that fails leaves its metrics out rather than failing the scrape.
-func (m *promMetrics) Handler() http.Handler {
+func (m *Prometheus) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, Registry: m.reg})
 }
 
 // AttemptStarted implements engine.Metrics.
-func (m *promMetrics) AttemptStarted(lane string) {
+func (m *Prometheus) AttemptStarted(lane string) {
 	m.attemptsStarted.WithLabelValues(lane).Inc()
 }
 
 // AttemptEnded implements engine.Metrics.
-func (m *promMetrics) AttemptEnded(a engine.AttemptStats) {
+func (m *Prometheus) AttemptEnded(a engine.AttemptStats) {
 	model := m.models.value(a.Model)
 	m.attempts.WithLabelValues(a.Lane, model, a.Outcome).Inc()
 	m.attemptSeconds.WithLabelValues(a.Lane, a.Outcome).Observe(a.Duration.Seconds())
@@ -138,12 +144,12 @@ func (m *promMetrics) AttemptEnded(a engine.AttemptStats) {
 }
 
 // ModelFault implements engine.Metrics.
-func (m *promMetrics) ModelFault(lane, class string) {
+func (m *Prometheus) ModelFault(lane, class string) {
 	m.faults.WithLabelValues(lane, class).Inc()
 }
 
 // ModelCall implements agent.CallMetrics.
-func (m *promMetrics) ModelCall(model, endpoint string, u agent.Usage) {
+func (m *Prometheus) ModelCall(model, endpoint string, u agent.Usage) {
 	model, endpoint = m.models.value(model), m.endpoints.value(endpoint)
 	m.tokens.WithLabelValues(model, "prompt").Add(float64(u.PromptTokens))
 	m.tokens.WithLabelValues(model, "completion").Add(float64(u.CompletionTokens))
@@ -155,7 +161,7 @@ func (m *promMetrics) ModelCall(model, endpoint string, u agent.Usage) {
 }
 
 // CompileCache implements sandboxes.Metrics.
-func (m *promMetrics) CompileCache(lane string, hit bool) {
+func (m *Prometheus) CompileCache(lane string, hit bool) {
 	result := "miss"
 	if hit {
 		result = "hit"
@@ -164,7 +170,7 @@ func (m *promMetrics) CompileCache(lane string, hit bool) {
 }
 
 // GPUSlots implements sandboxes.Metrics.
-func (m *promMetrics) GPUSlots(lane, state string, delta int) {
+func (m *Prometheus) GPUSlots(lane, state string, delta int) {
 	m.gpuSlots.WithLabelValues(lane, state).Add(float64(delta))
 }
 
@@ -180,7 +186,7 @@ func newLabelCap(max int) *labelCap { return &labelCap{max: max, seen: map[strin
 
 func (c *labelCap) value(v string) string {
 	if v == "" {
-		return labelUnknown
+		return LabelUnknown
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -188,7 +194,7 @@ func (c *labelCap) value(v string) string {
 		return v
 	}
 	if len(c.seen) >= c.max {
-		return labelOther
+		return LabelOther
 	}
 	c.seen[v] = true
 	return v
