@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/kiln-dev/kiln/runs/demo"
 	"io"
 	"net"
 	"net/http"
@@ -248,7 +249,7 @@ func TestDemoAnswerTwins(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, c := range cases {
-		right, err := demoAnswers.ReadFile("demo/" + c.file)
+		right, err := demo.Answer(c.file)
 		if err != nil {
 			t.Fatal(err)
 		}
