@@ -71,7 +71,7 @@ func testMain(m *testing.M) int {
 	if err := testRegistry.Require(toolchain.NVCC); err != nil {
 		testSkip = err.Error()
 	}
-	testRunner, err = sandboxes.New(sandboxes.Config{ScratchRoot: filepath.Join(testDir, "boxes"), UIDBase: 2_100_400_000,
+	testRunner, err = sandboxes.New(sandboxes.Config{ScratchRoot: filepath.Join(testDir, "boxes"), UIDBase: 2_100_500_000, // unique among the tests' fixed ranges (selftest has 2_100_400_000)
 		ReadOnlyPaths: testRegistry.SandboxPaths(), AllowWeakIsolation: *weakFlag})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox:", err)
