@@ -311,6 +311,7 @@ func TestPeers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds CUDA and HIP programs")
 	}
+	t.Parallel()
 	l := openLane(t)
 	if gpuHere(t) {
 		t.Skip("a GPU host: the run stage would not be pending (TestPeersGPU completes saved verdicts there)")

@@ -35,14 +35,17 @@ func testMain(m *testing.M) int {
 }
 
 // TestConformance runs the lane kit conformance suite over every
-// registered lane.
+// registered lane, the lanes in parallel.
 func TestConformance(t *testing.T) {
 	kits := Kits()
 	if len(kits) == 0 {
 		t.Fatal("no lane registered")
 	}
 	for _, k := range kits {
-		t.Run(k.Name, func(t *testing.T) { kittest.Run(t, k, host) })
+		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel() // the lanes share only the host, which is safe for concurrent use
+			kittest.Run(t, k, host)
+		})
 	}
 }
 

@@ -72,6 +72,7 @@ func TestRollCommands(t *testing.T) {
 // folder holding a copy of a builtin item, and reports it unchanged the
 // second time.
 func TestPrepareCommand(t *testing.T) {
+	t.Parallel()
 	needNVCC(t)
 	dir := t.TempDir()
 	src := filepath.Join("corpus", "builtin", "ew_bias_gelu")

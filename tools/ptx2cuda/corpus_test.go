@@ -297,6 +297,9 @@ func answersJSONL(t *testing.T, items []Item) []byte {
 // default tier checks the first item of each set; TestCorpusPTXRest (-tags
 // long) the others; -regenerate rewrites every item here.
 func TestCorpusPTX(t *testing.T) {
+	if !*regenerateFlag {
+		t.Parallel() // -regenerate rewrites the PTX other tests read: before them
+	}
 	if testing.Short() {
 		t.Skip("-short: compiles corpus variants")
 	}

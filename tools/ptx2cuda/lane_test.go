@@ -175,6 +175,7 @@ func exampleTask(t *testing.T) tools.Item {
 // one compiles and leaves run and compare pending with what Complete
 // needs; the wrong ones fail with their classes.
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	needNVCC(t)
 	if testRegistry.GPU().Present {
 		t.Skip("a GPU host: gpu_test.go runs the GPU stages")

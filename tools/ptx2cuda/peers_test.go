@@ -208,6 +208,7 @@ func checkCPU(t *testing.T, l *Lane, c peerCase) tools.Verdict {
 
 // TestPeers verifies the peer suite's CPU stages (needs nvcc; no GPU).
 func TestPeers(t *testing.T) {
+	t.Parallel()
 	needNVCC(t)
 	if testRegistry.GPU().Present || gpuPhase {
 		t.Skip("a GPU host: run and compare would not be pending (TestGPUComplete completes saved verdicts there)")

@@ -243,6 +243,7 @@ func programItem(t *testing.T) Item {
 // __constant__, another kernel name and inline PTX fail with their
 // classes.
 func TestProgramVerify(t *testing.T) {
+	t.Parallel()
 	needNVCC(t)
 	if testRegistry.GPU().Present {
 		t.Skip("a GPU host: run and compare would run")

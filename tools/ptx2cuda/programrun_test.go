@@ -55,6 +55,7 @@ int main()
 // checked is the judging of what the programs do, not CUDA. Whether real
 // CUDA programs run so is for a GPU host (TestPrepareProgramGPUCheck).
 func TestProgramRunStages(t *testing.T) {
+	t.Parallel()
 	needNVCC(t)
 	if testRegistry.GPU().Present {
 		t.Skip("a GPU host: TestPrepareProgramGPUCheck and TestGPUComplete check the real thing")

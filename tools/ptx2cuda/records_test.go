@@ -134,6 +134,7 @@ func TestRecordItems(t *testing.T) {
 // the folder is a ptx2cuda corpus whose tasks verify. Bad flags and
 // campaigns are the user's errors.
 func TestPrepareFromCampaign(t *testing.T) {
+	t.Parallel()
 	needNVCC(t)
 	if testRegistry.GPU().Present {
 		t.Skip("a GPU host: run and compare would run")

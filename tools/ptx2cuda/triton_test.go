@@ -43,6 +43,7 @@ func tritonItemByKernel(t *testing.T, items []Item, kernel string) Item {
 }
 
 func TestTritonItems(t *testing.T) {
+	t.Parallel()
 	m := tritonManifest(t)
 	items, skips := TritonItems(m)
 	if len(items) != 6 {
@@ -121,6 +122,7 @@ func TestTritonItems(t *testing.T) {
 // TestTritonItemFolder: harvested items written to a folder load as a
 // corpus and become tasks whose reference is the PTX.
 func TestTritonItemFolder(t *testing.T) {
+	t.Parallel()
 	items, _ := TritonItems(tritonManifest(t))
 	dir := t.TempDir()
 	for _, it := range items {
@@ -180,6 +182,7 @@ func TestTritonItemFolder(t *testing.T) {
 // sandbox: a right answer passes with the GPU stages pending, a wrong
 // signature fails to compile, an answer that embeds the PTX is caught.
 func TestTritonVerify(t *testing.T) {
+	t.Parallel()
 	needNVCC(t)
 	if testRegistry.GPU().Present {
 		t.Skip("a GPU host: the GPU check runs the stages")
@@ -229,6 +232,7 @@ func TestTritonVerify(t *testing.T) {
 // TestHarvestTritonNeedsTorch: on a host without PyTorch or without a GPU
 // the harvest says what it needs.
 func TestHarvestTritonNeedsTorch(t *testing.T) {
+	t.Parallel()
 	needNVCC(t)
 	_, torch := testRegistry.Get(toolchain.Torch)
 	if torch && testRegistry.GPU().Present {

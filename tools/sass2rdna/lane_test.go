@@ -41,6 +41,7 @@ func exampleItem(t *testing.T) (tools.Item, runs.Task) {
 // amd-run pending with the programs an AMD host needs; broken answers
 // fail at the stage and with the class and fine label expected.
 func TestVerifyStages(t *testing.T) {
+	t.Parallel()
 	l := testLane(t)
 	item, task := exampleItem(t)
 	right, err := BuiltinAnswer(exampleID)

@@ -128,6 +128,7 @@ func runTool(ctx context.Context, l *Lane, name, tool, path string, args []strin
 
 // TestPeers verifies tool-printed RDNA3 answers and their twins.
 func TestPeers(t *testing.T) {
+	t.Parallel()
 	l := testLane(t)
 	items, err := peerItems()
 	if err != nil {

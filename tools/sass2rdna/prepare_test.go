@@ -23,9 +23,10 @@ var regenerate = flag.Bool("regenerate", false, "rewrite the prepared SASS of th
 // -regenerate it rewrites sass/builtin, sass/bench and corpus/answers.jsonl.
 func TestPreparedSASS(t *testing.T) {
 	if *regenerate {
-		regenerateAll(t)
+		regenerateAll(t) // before the tests that read what it rewrites
 		return
 	}
+	t.Parallel()
 	items, err := SetItems(SetBuiltin)
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +152,7 @@ func TestBuiltinAnswers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: verifies builtin answers")
 	}
+	t.Parallel()
 	checkBuiltinAnswers(t, func(i int) bool { return i%builtinSample == 0 })
 }
 

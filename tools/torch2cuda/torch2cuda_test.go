@@ -284,20 +284,72 @@ func TestVerifyStatic(t *testing.T) {
 }
 
 // TestJudgeOnCPU runs the real judge in the sandbox on the CPU (Debian's
-// CPU torch, C++ extensions): one batch of concurrent evaluations, each
+// CPU torch, C++ extensions): batches of concurrent evaluations, each
 // judged alike whatever else is in the batch; a crash or a hang does not
-// disturb the others; the second evaluation of a candidate reuses its
-// cached build.
+// disturb the others; concurrent evaluations of one candidate share its
+// build; the second evaluation of a candidate reuses its cached build.
+//
+// Every fixture candidate builds the same extension (only its Python
+// differs), and judge.py keys a build by the extension's sources and
+// arguments, not the module around them. The default tier therefore builds
+// it once: the cases of cand_correct.py first (one build for three
+// concurrent evaluations), then the others in one batch with the correct
+// candidate again, their cache entries holding that build (seedBuild).
+// Under -tags long every candidate is built, all cases in one batch.
 func TestJudgeOnCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds C++ extensions against torch")
 	}
 	needSandbox(t)
+	t.Parallel() // its builds overlap the judge's own suite (TestJudgePythonSuite)
 	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: "cpu", Timeout: 3 * time.Minute,
 		RunTimeout: 40 * time.Second, CompileParallel: 2, Trials: 3, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cases, correct := judgeCases(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	if longTier {
+		checkJudged(t, cases, judgeAll(ctx, l, cases))
+	} else {
+		var first, rest []judgeCase
+		for _, tc := range cases {
+			if tc.cand == correct {
+				first = append(first, tc)
+			} else {
+				rest = append(rest, tc)
+			}
+		}
+		checkJudged(t, first, judgeAll(ctx, l, first))
+		seedBuild(ctx, t, l, correct, rest)
+		rest = append(rest, first[0])
+		checkJudged(t, rest, judgeAll(ctx, l, rest))
+	}
+	// Again: the build comes from the cache.
+	v, err := l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: cases[0].ref}}, correct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jr struct {
+		Cached bool `json:"compile_cached"`
+	}
+	if err := json.Unmarshal(v.Artifacts[ArtifactJudge], &jr); err != nil || !jr.Cached || v.Measurements["correct"] != 1 {
+		t.Errorf("second judge of the same candidate: cached %v correct %v err %v", jr.Cached, v.Measurements["correct"], err)
+	}
+}
+
+// judgeCase is one evaluation of TestJudgeOnCPU and what it must give.
+type judgeCase struct {
+	name, ref, cand string
+	class           tools.FailureClass // "": a correct answer, a pass (faster than torch or not)
+	stage           string             // where it fails; "" is StageJudge
+}
+
+// judgeCases are TestJudgeOnCPU's evaluations (the correct one first) and
+// the correct candidate's source.
+func judgeCases(t *testing.T) ([]judgeCase, string) {
+	t.Helper()
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join("judge", "testdata", name))
 		if err != nil {
@@ -305,13 +357,9 @@ func TestJudgeOnCPU(t *testing.T) {
 		}
 		return string(b)
 	}
-	big, small := read("ref_relu_matmul.py"), read("ref_small_scale.py")
-	cases := []struct {
-		name, ref, cand string
-		class           tools.FailureClass // "": a correct answer, a pass (faster than torch or not)
-		stage           string             // where it fails; "" is StageJudge
-	}{
-		{"correct", big, read("cand_correct.py"), "", ""},
+	big, small, correct := read("ref_relu_matmul.py"), read("ref_small_scale.py"), read("cand_correct.py")
+	return []judgeCase{
+		{"correct", big, correct, "", ""},
 		{"zeros on a small output", small, read("cand_zeros.py"), tools.ClassWrongOutput, ""},
 		{"torch fallback", big, read("cand_fallback.py"), ClassSuspectedCheating, ""},
 		{"crash", big, read("cand_crash.py"), ClassRuntimeError, ""},
@@ -319,26 +367,39 @@ func TestJudgeOnCPU(t *testing.T) {
 		{"wrong shape", big, read("cand_wrong_shape.py"), ClassWrongShape, ""},
 		// The problem's faults, not the candidate's: caught by the problem check,
 		// and (a problem that passes its check) by the judge's reference stage.
-		{"broken problem", read("problems/ref_raises.py"), read("cand_correct.py"), tools.ClassReferenceError, StageCheck},
-		{"problem failing in the judge", read("problems/ref_fails_later.py"), read("cand_correct.py"), tools.ClassReferenceError, ""},
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	verdicts := make([]tools.Verdict, len(cases))
-	errs := make([]error, len(cases))
+		{"broken problem", read("problems/ref_raises.py"), correct, tools.ClassReferenceError, StageCheck},
+		{"problem failing in the judge", read("problems/ref_fails_later.py"), correct, tools.ClassReferenceError, ""},
+	}, correct
+}
+
+// judged is one case's verdict, or the error that kept it from one.
+type judged struct {
+	v   tools.Verdict
+	err error
+}
+
+// judgeAll verifies the cases concurrently.
+func judgeAll(ctx context.Context, l *Lane, cases []judgeCase) []judged {
+	out := make([]judged, len(cases))
 	var wg sync.WaitGroup
 	for i, tc := range cases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			verdicts[i], errs[i] = l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: tc.ref}}, tc.cand)
+			out[i].v, out[i].err = l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: tc.ref}}, tc.cand)
 		}()
 	}
 	wg.Wait()
+	return out
+}
+
+// checkJudged checks each case's verdict against what it must give.
+func checkJudged(t *testing.T, cases []judgeCase, got []judged) {
+	t.Helper()
 	for i, tc := range cases {
-		v := verdicts[i]
-		if errs[i] != nil {
-			t.Errorf("%s: %v", tc.name, errs[i])
+		v := got[i].v
+		if got[i].err != nil {
+			t.Errorf("%s: %v", tc.name, got[i].err)
 			continue
 		}
 		if tc.class == "" {
@@ -357,17 +418,40 @@ func TestJudgeOnCPU(t *testing.T) {
 			t.Errorf("%s: a task fault naming its reason, got %q", tc.name, v.Diagnostic)
 		}
 	}
-	// Again: the build comes from the cache.
-	v, err := l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: big}}, cases[0].cand)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// seedBuild stores the build of candidate from (in l's cache already)
+// under the cache key of each case's candidate, after checking that the
+// candidate builds the very same extension: the same text from "CPP_SRC = "
+// to the end of the load_inline call. judge.py keys a build by the
+// extension's sources and arguments (not its name or the module around
+// it), so the files are those building the candidate would make.
+func seedBuild(ctx context.Context, t *testing.T, l *Lane, from string, cases []judgeCase) {
+	t.Helper()
+	arch := l.arch(ctx)
+	files := l.loadCached(l.cacheKey(from, arch))
+	if files == nil {
+		t.Fatal("the correct candidate's build is not in the cache")
 	}
-	var jr struct {
-		Cached bool `json:"compile_cached"`
+	ext := extensionPart(t, from)
+	for _, tc := range cases {
+		if extensionPart(t, tc.cand) != ext {
+			t.Fatalf("%s: its candidate builds another extension than cand_correct.py", tc.name)
+		}
+		l.storeCached(l.cacheKey(tc.cand, arch), files)
 	}
-	if err := json.Unmarshal(v.Artifacts[ArtifactJudge], &jr); err != nil || !jr.Cached || v.Measurements["correct"] != 1 {
-		t.Errorf("second judge of the same candidate: cached %v correct %v err %v", jr.Cached, v.Measurements["correct"], err)
+}
+
+// extensionPart is a fixture candidate's extension: its C++ source and the
+// load_inline call that builds it.
+func extensionPart(t *testing.T, cand string) string {
+	t.Helper()
+	i := strings.Index(cand, "CPP_SRC = ")
+	j := strings.Index(cand, "\n)\n")
+	if i < 0 || j < i {
+		t.Fatalf("no CPP_SRC and load_inline call in the candidate:\n%.300s", cand)
 	}
+	return cand[i:j]
 }
 
 // TestJudgePythonSuite runs the judge's own unittest suite (judge/
@@ -381,6 +465,7 @@ func TestJudgePythonSuite(t *testing.T) {
 	if !ok {
 		t.Skip("no python3 with torch")
 	}
+	t.Parallel() // one python process at a time: it overlaps TestJudgeOnCPU's builds
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py.Path, "-m", "unittest", "discover", "-s", "judge", "-p", "test_*.py")
