@@ -137,11 +137,7 @@ func (w *wiring) toolchain() map[string]string {
 	if err != nil {
 		return map[string]string{"error": err.Error()}
 	}
-	v := reg.Versions()
-	if g := reg.GPU(); g.Present {
-		v["gpu"] = strings.Join(g.Names, ", ") + " (driver " + g.Driver + ")"
-	}
-	return v
+	return reg.Recorded()
 }
 
 // lanes returns the lane kits, checked and compiled once.
