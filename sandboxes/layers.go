@@ -45,6 +45,30 @@ func Layers() []Layer {
 		LayerCgroups, LayerNoNewPrivs, LayerSeccomp, LayerLandlock}
 }
 
+// ParseLayers reads a comma-separated list of layer names (kiln's
+// --allow-missing-layers); an unknown name is an error that lists the
+// known ones.
+func ParseLayers(v string) ([]Layer, error) {
+	var out []Layer
+	for _, name := range strings.Split(v, ",") {
+		l := Layer(strings.TrimSpace(name))
+		if !l.known() {
+			return nil, fmt.Errorf("unknown layer %q (known: %s)", string(l), JoinLayers(Layers(), ", "))
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// JoinLayers joins the names of ls with sep (",": what ParseLayers reads).
+func JoinLayers(ls []Layer, sep string) string {
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = string(l)
+	}
+	return strings.Join(names, sep)
+}
+
 func (l Layer) known() bool { return slices.Contains(Layers(), l) }
 
 // LayerState is one layer's state on this host.

@@ -31,6 +31,25 @@ func ScratchRootFor(data string) (string, error) {
 	return filepath.Join(base, hex.EncodeToString(sum[:6])), nil
 }
 
+// NewForData returns a Runner (New) with the scratch root of the data
+// folder data (ScratchRootFor) as cfg.ScratchRoot. The roots of other data
+// folders that dead processes left (empty, or holding a crashed instance's
+// scratch) go first (ReclaimRoots); ours is recreated by New and removed by
+// the Runner's Close.
+func NewForData(data string, cfg Config) (*Runner, error) {
+	root, err := ScratchRootFor(data)
+	if err != nil {
+		return nil, err
+	}
+	ReclaimRoots(filepath.Dir(root), cfg.Logger)
+	cfg.ScratchRoot = root
+	r, err := New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return r, nil
+}
+
 // ownedDir makes dir (mode 0711) or checks that the existing one is a
 // directory owned by this process's user.
 func ownedDir(dir string) error {

@@ -10,9 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/engine"
@@ -47,24 +45,15 @@ func (c *common) register(fs *flag.FlagSet, e env) {
 	}
 	fs.StringVar(&c.data, "data", def, "data folder: the run database and blob store ($KILN_DATA)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	names := make([]string, 0, len(sandboxes.Layers()))
-	for _, l := range sandboxes.Layers() {
-		names = append(names, string(l))
-	}
 	fs.StringVar(&c.cgroupParent, "cgroup-parent", e.getenv("KILN_CGROUP_PARENT"),
 		"cgroup (path as in /proc/self/cgroup) under which sandbox cgroups are made, on a cgroup-v2 host: a subtree delegated to kiln "+
 			"(systemd Delegate=yes) whose controllers include memory and pids; default: kiln's own cgroup ($KILN_CGROUP_PARENT)")
 	fs.Func("allow-missing-layers", "comma-separated sandbox layers that may be missing on this host ("+
-		strings.Join(names, ", ")+"); lowers the isolation policy, which every verdict then records",
+		sandboxes.JoinLayers(sandboxes.Layers(), ", ")+"); lowers the isolation policy, which every verdict then records",
 		func(v string) error {
-			for _, name := range strings.Split(v, ",") {
-				name = strings.TrimSpace(name)
-				if !slices.Contains(names, name) {
-					return fmt.Errorf("unknown layer %q (known: %s)", name, strings.Join(names, ", "))
-				}
-				c.allowMissing = append(c.allowMissing, sandboxes.Layer(name))
-			}
-			return nil
+			ls, err := sandboxes.ParseLayers(v)
+			c.allowMissing = append(c.allowMissing, ls...)
+			return err
 		})
 }
 
@@ -255,25 +244,13 @@ func runCampaign(ctx context.Context, st *runs.Store, w *wiring, camp runs.Campa
 		return err
 	}
 	pr := report.NewProgress(e.stderr, isTerminal(e.stderr))
-	var (
-		faultMu sync.Mutex
-		faults  = map[string]int{}
-	)
-	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.Update,
-		OnFault: func(_ runs.Campaign, class string, _ error) {
-			faultMu.Lock()
-			faults[class]++
-			faultMu.Unlock()
-		}}
+	var faults report.Faults
+	eng := &engine.Engine{Store: st, Log: w.log, Progress: pr.Update, OnFault: faults.Add}
 	n, err := eng.Run(ctx, camp.ID, plan, e.soft)
 	pr.Finish()
 	fmt.Fprintf(e.stdout, "campaign %s: %d tasks, %d done, %d pass, %d fail, %d pending, %d task faults, %d queued\n",
 		camp.ID, n.Tasks, n.Done, n.Pass, n.Fail, n.Pending, n.TaskFaults, n.Queued)
-	faultMu.Lock()
-	if len(faults) > 0 {
-		fmt.Fprintf(e.stdout, "model faults (failed calls, retried ones included): %s\n", report.TopClasses(faults, len(faults)))
-	}
-	faultMu.Unlock()
+	faults.Print(e.stdout)
 	if errors.Is(err, engine.ErrStopped) {
 		fmt.Fprintf(e.stdout, "stopped before the end; continue with: kiln resume %s\n", camp.ID)
 		return nil

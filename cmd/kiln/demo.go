@@ -115,11 +115,11 @@ func runDemo(ctx context.Context, c *common, addr string, e env) (string, error)
 // demoPolicyError says which sandbox layers this host lacks (not root,
 // usually) and how to run the demo anyway.
 func demoPolicyError(pe *sandboxes.PolicyError) error {
-	names := make([]string, len(pe.Missing))
-	for i, m := range pe.Missing {
-		names[i] = string(m.Layer)
+	var missing []sandboxes.Layer
+	for _, m := range pe.Missing {
+		missing = append(missing, m.Layer)
 	}
-	list := strings.Join(names, ",")
+	list := sandboxes.JoinLayers(missing, ",")
 	return badInput("this host's sandbox lacks the layers %s (kiln doctor says why; as root they are usually there). "+
 		"Run kiln demo as root, or with --allow-missing-layers %s: the demo runs only the answers shipped in kiln, "+
 		"and its verdicts record the lowered policy", list, list)
@@ -135,11 +135,7 @@ func (c *common) passFlags() []string {
 		args = append(args, "--cgroup-parent", c.cgroupParent)
 	}
 	if len(c.allowMissing) > 0 {
-		names := make([]string, len(c.allowMissing))
-		for i, l := range c.allowMissing {
-			names[i] = string(l)
-		}
-		args = append(args, "--allow-missing-layers", strings.Join(names, ","))
+		args = append(args, "--allow-missing-layers", sandboxes.JoinLayers(c.allowMissing, ","))
 	}
 	return args
 }

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"strings"
-	"text/tabwriter"
 
+	"github.com/kiln-dev/kiln/runs/report"
 	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/tools/lanes"
 )
@@ -39,8 +37,9 @@ func cmdDoctor(ctx context.Context, args []string, e env) error {
 	}
 	rep := reg.Report()
 	sandbox := map[string]any{}
-	if r, err := w.sandbox(); err != nil {
-		sandbox["error"] = err.Error()
+	r, sbErr := w.sandbox()
+	if sbErr != nil {
+		sandbox["error"] = sbErr.Error()
 	} else {
 		sandbox["capabilities"] = r.Capabilities()
 	}
@@ -48,36 +47,6 @@ func cmdDoctor(ctx context.Context, args []string, e env) error {
 	if *asJSON {
 		return writeJSON(e.stdout, map[string]any{"toolchains": rep, "sandbox": sandbox, "lanes": laneNames(), "lane_toolchains": ready})
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tVERSION\tTARGETS\tPATH")
-	for _, t := range rep.Tools {
-		v := t.Version
-		if !t.Found() {
-			v = "MISSING"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, v, strings.Join(t.Targets, ","), t.Path)
-	}
-	tw.Flush()
-	gpu := "none"
-	if rep.GPU.Present {
-		gpu = strings.Join(rep.GPU.Names, ", ")
-	}
-	fmt.Fprintf(e.stdout, "\nGPU: %s\n", gpu)
-	for _, p := range rep.Problems {
-		fmt.Fprintf(e.stdout, "problem: %s\n", p)
-	}
-	if err, ok := sandbox["error"]; ok {
-		fmt.Fprintf(e.stdout, "\nsandbox: UNAVAILABLE: %v\n", err)
-	} else {
-		fmt.Fprintf(e.stdout, "\nsandbox: %s\n", w.policy())
-	}
-	fmt.Fprintln(e.stdout, "\nlanes:")
-	for _, l := range ready {
-		state := "ready"
-		if len(l.Missing) > 0 {
-			state = "missing " + strings.Join(l.Missing, ", ")
-		}
-		fmt.Fprintf(e.stdout, "  %-12s %s (needs %s)\n", l.Lane, state, strings.Join(l.Needs, ", "))
-	}
+	report.Doctor(e.stdout, rep, w.policy(), sbErr, ready)
 	return nil
 }

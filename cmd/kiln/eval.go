@@ -68,40 +68,15 @@ func cmdEval(ctx context.Context, args []string, e env) error {
 		}
 		w.close()
 	}
-	evals, stopped, err := runEvals(ctx, st, plan, *fresh, func() *wiring { return c.wiring(e, log, c.data) }, e)
+	quiet := e
+	quiet.stdout = e.stderr // stdout is the report's
+	evals, stopped, err := eval.RunAll(ctx, st, plan, *fresh, func(camp runs.Campaign, p eval.Planned) error {
+		return runCampaign(ctx, st, c.wiring(e, log, c.data), camp, p.Spec, quiet)
+	}, e.soft, e.stderr)
 	if err != nil || stopped {
 		return err
 	}
 	return writeEval(ctx, st, evals, ks, *out, *asJSON, e)
-}
-
-// runEvals creates (or reuses) each planned campaign and runs those not
-// done; stopped is true when a soft stop ended the evaluation early.
-func runEvals(ctx context.Context, st *runs.Store, plan []eval.Planned, fresh bool, wire func() *wiring, e env) (evals []eval.Run, stopped bool, err error) {
-	for _, p := range plan {
-		camp, run, err := eval.Open(ctx, st, p, fresh)
-		if err != nil {
-			return nil, false, err
-		}
-		evals = append(evals, eval.Run{Spec: p.File, Model: p.Model, Camp: camp})
-		if !run {
-			fmt.Fprintf(e.stderr, "kiln eval: model %s: campaign %s (%s) is done; reporting it (--fresh to run again)\n", p.Model, camp.ID, camp.Name)
-			continue
-		}
-		fmt.Fprintf(e.stderr, "kiln eval: model %s: campaign %s (%s)\n", p.Model, camp.ID, camp.Name)
-		quiet := e
-		quiet.stdout = e.stderr // stdout is the report's
-		if err := runCampaign(ctx, st, wire(), camp, p.Spec, quiet); err != nil {
-			return nil, false, fmt.Errorf("model %s: %w", p.Model, err)
-		}
-		select {
-		case <-e.soft:
-			fmt.Fprintf(e.stderr, "kiln eval: stopped; run the same kiln eval again to continue\n")
-			return nil, true, nil
-		default:
-		}
-	}
-	return evals, false, nil
 }
 
 // writeEval builds the report of the evaluation campaigns and prints it

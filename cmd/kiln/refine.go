@@ -88,12 +88,13 @@ func cmdRefine(ctx context.Context, args []string, e env) error {
 	if ov.Name == "" {
 		ov.Name = rounds.Name(src)
 	}
-	specYAML, sp, err := refineSpec(src, ov)
+	w := c.wiring(e, log, c.data)
+	fk := w.forker(st)
+	specYAML, sp, err := fk.Spec(src, ov)
 	if err != nil {
 		return err
 	}
-	w := c.wiring(e, log, c.data)
-	plan, err := w.planNext(ctx, st, src, sp)
+	plan, err := fk.Next(ctx, src, sp)
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func cmdRefine(ctx context.Context, args []string, e env) error {
 		report.Plan(e.stdout, src, plan)
 		return nil
 	}
-	fork, err := w.forkRefinement(ctx, st, src, specYAML, sp, plan)
+	fork, err := fk.Fork(ctx, src, specYAML, sp, plan)
 	if err != nil {
 		return err
 	}
@@ -113,61 +114,26 @@ func cmdRefine(ctx context.Context, args []string, e env) error {
 	return runCampaign(ctx, st, w, fork, sp, e)
 }
 
-// refineSpec derives a refinement campaign's spec from src's stored spec.
-func refineSpec(src runs.Campaign, ov spec.Overrides) ([]byte, *spec.Spec, error) {
-	specYAML, err := ov.Apply(src.Spec)
-	if err != nil {
-		return nil, nil, fmt.Errorf("stored spec of campaign %s: %w", src.ID, err)
+// forker forks refinement campaigns of st (rounds.Forker) with w's lanes
+// and plans.
+func (w *wiring) forker(st *runs.Store) *rounds.Forker {
+	return &rounds.Forker{Store: st, Options: specOptions, Lanes: w.lanes,
+		Source: func(ctx context.Context, sp *spec.Spec) (*kit.TaskSet, error) {
+			k, err := w.kit(sp.Lane)
+			if err != nil {
+				return nil, err
+			}
+			tasks, err := w.tasks(ctx, sp, k)
+			if err != nil {
+				return nil, err
+			}
+			return k.Source(tasks)
+		},
+		Check: func(ctx context.Context, sp *spec.Spec) error {
+			_, err := w.plan(ctx, sp)
+			return err
+		},
 	}
-	sp, err := spec.Parse(specYAML, ov.Name+".yaml", specOptions(src.SpecDir))
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	return specYAML, sp, nil
-}
-
-// forkRefinement checks that src can be refined under sp (its plan for
-// the next round) and forks the refinement campaign, which has yet to run.
-func (w *wiring) forkRefinement(ctx context.Context, st *runs.Store, src runs.Campaign, specYAML []byte, sp *spec.Spec,
-	plan engine.RefinePlan) (runs.Campaign, error) {
-	if err := rounds.Forkable(src, plan); err != nil {
-		return runs.Campaign{}, badInput("%v", err)
-	}
-	if _, err := w.plan(ctx, sp); err != nil {
-		return runs.Campaign{}, usageError{err}
-	}
-	fork, err := st.ForkCampaign(ctx, src.ID, runs.Campaign{Name: sp.Name, Spec: specYAML, SpecDir: src.SpecDir,
-		Note: "refinement of " + src.ID})
-	if err != nil {
-		return runs.Campaign{}, fmt.Errorf("refine: %w", err)
-	}
-	return fork, nil
-}
-
-// planNext computes the next round's plan of camp under sp (kiln refine
-// --plan): the lane's task set and the spec's policy, no model, no sandbox.
-func (w *wiring) planNext(ctx context.Context, st *runs.Store, camp runs.Campaign, sp *spec.Spec) (engine.RefinePlan, error) {
-	k, err := w.kit(sp.Lane)
-	if err != nil {
-		return engine.RefinePlan{}, usageError{err}
-	}
-	reg, err := w.lanes()
-	if err != nil {
-		return engine.RefinePlan{}, err
-	}
-	tasks, err := w.tasks(ctx, sp, k)
-	if err != nil {
-		return engine.RefinePlan{}, usageError{err}
-	}
-	set, err := k.Source(tasks)
-	if err != nil {
-		return engine.RefinePlan{}, usageError{err}
-	}
-	rf, err := rounds.Config(sp, set, reg.Rules())
-	if err != nil {
-		return engine.RefinePlan{}, usageError{err}
-	}
-	return engine.PlanNext(ctx, st, camp, rf, sp.Tasks.SamplesPerTask)
 }
 
 // ---- kiln report ----

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/kiln-dev/kiln/refinement/rounds"
 	"github.com/kiln-dev/kiln/runs"
 	"github.com/kiln-dev/kiln/runs/api"
 	"github.com/kiln-dev/kiln/runs/dispatch"
@@ -96,8 +94,19 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 		cfg.Queue = func(ctx context.Context) (any, error) { return disp.DispatchStatus(ctx) }
 		fmt.Fprintf(e.stderr, "kiln: job queue on %s\n", disp.URL())
 	}
-	srv, notifier, err := startServe(ctx, cfg, ncfg, st, d, log)
+	srv, err := api.New(cfg, d, log)
 	if err != nil {
+		return usageError{err}
+	}
+	notifier, err := notify.New(ncfg, st)
+	if err != nil {
+		return usageError{err}
+	}
+	sv := &engine.Serving{API: srv, Daemon: d, Notifier: notifier, Grace: stopGrace, NotifyGrace: notifyGrace}
+	if disp != nil {
+		sv.Queue = disp
+	}
+	if err := sv.Start(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kiln: serving on http://%s (data in %s)\n", srv.Addr(), c.data)
@@ -106,7 +115,7 @@ func cmdServe(ctx context.Context, args []string, e env) error {
 	case <-ctx.Done():
 	}
 	log.Info("stopping: finishing in-flight attempts")
-	return stopServe(ctx, srv, d, disp, notifier)
+	return sv.Stop(ctx)
 }
 
 // serveDispatchFlags are kiln serve's --dispatch flags, bound to the
@@ -224,7 +233,12 @@ func serveUI(st *runs.Store, w *wiring, d *engine.Daemon, dispUI web.Dispatch) (
 	return web.New(web.Config{Store: st, Service: d, Log: w.log, Dispatch: dispUI,
 		Resume: d.Resume,
 		Refine: func(rctx context.Context, id string, more int, categories []string) (string, error) {
-			return refineInDaemon(rctx, st, w, d, id, more, categories)
+			fork, err := w.forker(st).More(rctx, id, more, categories)
+			if err != nil {
+				return "", err
+			}
+			d.Adopt(fork) // kiln refine runs it in the foreground instead
+			return fork.ID, nil
 		},
 		Export: func(ectx context.Context, id string, out io.Writer) error {
 			camp, err := st.Campaign(ectx, id)
@@ -234,96 +248,6 @@ func serveUI(st *runs.Store, w *wiring, d *engine.Daemon, dispUI web.Dispatch) (
 			return w.exportDefault(ectx, st, camp, out)
 		},
 	})
-}
-
-// startServe starts the notifier, the daemon and the API, in that order;
-// on error, what it started is stopped.
-func startServe(ctx context.Context, cfg api.Config, ncfg notify.Config, st *runs.Store, d *engine.Daemon, log *slog.Logger) (*api.Server, *notify.Notifier, error) {
-	srv, err := api.New(cfg, d, log)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	// The notifier reads the store: started before the daemon, it takes
-	// what is there as its baseline and misses nothing the daemon does.
-	notifier, err := notify.New(ncfg, st)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	if err := notifier.Start(ctx); err != nil {
-		return nil, nil, err
-	}
-	if err := d.Start(ctx); err != nil {
-		_ = notifier.Stop(context.Background())
-		return nil, nil, err
-	}
-	if err := srv.Start(ctx); err != nil {
-		_ = d.Stop(context.Background())
-		_ = notifier.Stop(context.Background())
-		return nil, nil, err
-	}
-	return srv, notifier, nil
-}
-
-// stopServe stops kiln serve in order: the API, then the daemon (softly
-// until ctx, the second signal, or the grace ends), then the queue (the
-// scanner, the collector with the result in hand stored, NATS), and last
-// the notifier, which reports the campaigns that ended meanwhile.
-func stopServe(ctx context.Context, srv *api.Server, d *engine.Daemon, disp *dispatch.Dispatcher, notifier *notify.Notifier) error {
-	sctx, cancel := context.WithTimeout(context.Background(), stopGrace)
-	defer cancel()
-	errAPI := srv.Stop(sctx)
-	dctx, dcancel := context.WithTimeout(ctx, stopGrace)
-	defer dcancel()
-	errD := d.Stop(dctx)
-	var errQ error
-	if disp != nil {
-		qctx, qcancel := context.WithTimeout(context.Background(), stopGrace)
-		defer qcancel()
-		errQ = disp.Stop(qctx)
-	}
-	nctx, ncancel := context.WithTimeout(context.Background(), notifyGrace)
-	defer ncancel()
-	errN := notifier.Stop(nctx)
-	if err := errors.Join(errAPI, errD, errQ, errN); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
-}
-
-// refineInDaemon forks a refinement campaign of more rounds from a
-// finished campaign (categories are targeted besides the policy's picks, as
-// kiln refine --categories does) and runs it in the daemon (the dashboard's refine
-// button; kiln refine does the same in the foreground). A campaign that
-// cannot be refined is an api.ErrConflict.
-func refineInDaemon(ctx context.Context, st *runs.Store, w *wiring, d *engine.Daemon, id string, more int, categories []string) (string, error) {
-	src, err := st.Campaign(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	specYAML, sp, err := refineSpec(src, spec.Overrides{Name: rounds.Name(src), Rounds: src.Round + more, Categories: categories, MaxTasks: -1, MaxTokens: -1})
-	if err != nil {
-		return "", userConflict(err)
-	}
-	plan, err := w.planNext(ctx, st, src, sp)
-	if err != nil {
-		return "", userConflict(err)
-	}
-	fork, err := w.forkRefinement(ctx, st, src, specYAML, sp, plan)
-	if err != nil {
-		return "", userConflict(err)
-	}
-	d.Adopt(fork)
-	return fork.ID, nil
-}
-
-// userConflict marks the user's errors (bad input, usage) as conflicts
-// with the campaign's state for the API and dashboard.
-func userConflict(err error) error {
-	var u usageError
-	if errors.As(err, &u) {
-		return fmt.Errorf("%w: %v", api.ErrConflict, err)
-	}
-	return err
 }
 
 // dispatchDeps are the dispatcher's lanes, campaign limits and server

@@ -106,18 +106,10 @@ func (w *wiring) sandbox() (*sandboxes.Runner, error) {
 	if w.runner != nil {
 		return w.runner, nil
 	}
-	root, err := sandboxes.ScratchRootFor(w.data)
-	if err != nil {
-		return nil, err
-	}
-	// The roots of other data folders that dead kiln processes left
-	// (empty, or holding a crashed instance's scratch) go; ours is
-	// recreated by New and removed by the runner's Close.
-	sandboxes.ReclaimRoots(filepath.Dir(root), w.log)
-	r, err := sandboxes.New(sandboxes.Config{ScratchRoot: root, Logger: w.log,
+	r, err := sandboxes.NewForData(w.data, sandboxes.Config{Logger: w.log,
 		ReadOnlyPaths: reg.SandboxPaths(), AllowMissing: w.allowMissing, CgroupParent: w.cgroupParent, Metrics: w.metrics})
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return nil, err
 	}
 	w.runner = r
 	w.caps = r.Capabilities().String()
@@ -137,11 +129,7 @@ func (w *wiring) toolchain() map[string]string {
 	if err != nil {
 		return map[string]string{"error": err.Error()}
 	}
-	v := reg.Versions()
-	if g := reg.GPU(); g.Present {
-		v["gpu"] = strings.Join(g.Names, ", ") + " (driver " + g.Driver + ")"
-	}
-	return v
+	return reg.Recorded()
 }
 
 // lanes returns the lane kits, checked and compiled once.

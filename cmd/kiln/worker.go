@@ -42,12 +42,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	var capList []string
-	for _, cp := range strings.Split(*caps, ",") {
-		if cp = strings.TrimSpace(cp); cp != "" {
-			capList = append(capList, cp)
-		}
-	}
+	capList := splitList(*caps)
 	handlers := map[string]jobs.Handler{}
 	if *testKinds {
 		handlers = dispatch.TestHandlers()

@@ -103,3 +103,33 @@ func Open(ctx context.Context, st *runs.Store, p Planned, fresh bool) (camp runs
 	}
 	return camp, true, nil
 }
+
+// RunAll creates (or reuses, unless fresh) each planned campaign and runs
+// those not done with run, saying on log which it runs or reports;
+// stopped is true when soft closed during a run (the evaluation ended
+// early: running it again continues).
+func RunAll(ctx context.Context, st *runs.Store, plan []Planned, fresh bool, run func(runs.Campaign, Planned) error,
+	soft <-chan struct{}, log io.Writer) (evals []Run, stopped bool, err error) {
+	for _, p := range plan {
+		camp, todo, err := Open(ctx, st, p, fresh)
+		if err != nil {
+			return nil, false, err
+		}
+		evals = append(evals, Run{Spec: p.File, Model: p.Model, Camp: camp})
+		if !todo {
+			fmt.Fprintf(log, "kiln eval: model %s: campaign %s (%s) is done; reporting it (--fresh to run again)\n", p.Model, camp.ID, camp.Name)
+			continue
+		}
+		fmt.Fprintf(log, "kiln eval: model %s: campaign %s (%s)\n", p.Model, camp.ID, camp.Name)
+		if err := run(camp, p); err != nil {
+			return nil, false, fmt.Errorf("model %s: %w", p.Model, err)
+		}
+		select {
+		case <-soft:
+			fmt.Fprintf(log, "kiln eval: stopped; run the same kiln eval again to continue\n")
+			return nil, true, nil
+		default:
+		}
+	}
+	return evals, false, nil
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kiln-dev/kiln/runs"
@@ -60,6 +61,30 @@ func (r *Reader) Close() error {
 	err := r.st.Close()
 	r.st = nil
 	return err
+}
+
+// Tasks fills t.Records for tasks.from_campaign: the named campaign's
+// verified records, for lane k (a lane without RecordLanes refuses the
+// field, naming those of reg that take records; a campaign of another
+// lane, or without a verified record, is an error naming it). t without
+// from_campaign is returned as it is.
+func (r *Reader) Tasks(ctx context.Context, t kit.Tasks, k *kit.Kit, reg *kit.Registry) (kit.Tasks, error) {
+	if t.FromCampaign == "" {
+		return t, nil
+	}
+	const field = "tasks.from_campaign"
+	if len(k.RecordLanes) == 0 {
+		return kit.Tasks{}, fmt.Errorf("%s: lane %s takes no records (lanes that do: %s)", field, k.Name, strings.Join(reg.RecordLanes(), ", "))
+	}
+	set, err := r.VerifiedRecords(ctx, t.FromCampaign)
+	if err != nil {
+		return kit.Tasks{}, fmt.Errorf("%s: %w", field, err)
+	}
+	if err := set.Check(field, k.Name, k.RecordLanes); err != nil {
+		return kit.Tasks{}, err
+	}
+	t.Records = set.Records
+	return t, nil
 }
 
 // VerifiedRecords returns campaign's verified records: each done task

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/kiln-dev/kiln/runs"
@@ -50,5 +51,31 @@ func (p *Progress) Update(c runs.Campaign, n runs.Counts) {
 func (p *Progress) Finish() {
 	if p.tty && p.shown {
 		fmt.Fprintln(p.w)
+	}
+}
+
+// Faults tallies a campaign's model faults by class (engine.Engine's
+// OnFault); safe for concurrent use. The zero value is ready.
+type Faults struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// Add counts a fault of class.
+func (f *Faults) Add(_ runs.Campaign, class string, _ error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == nil {
+		f.n = map[string]int{}
+	}
+	f.n[class]++
+}
+
+// Print prints the tally's line to w, nothing when there was no fault.
+func (f *Faults) Print(w io.Writer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.n) > 0 {
+		fmt.Fprintf(w, "model faults (failed calls, retried ones included): %s\n", TopClasses(f.n, len(f.n)))
 	}
 }

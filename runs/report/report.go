@@ -1,7 +1,8 @@
 // Package report prints the reports of kiln's campaigns as text: a
 // campaign's report (engine.CampaignReport: categories, kernel speed,
 // faults, refinement rounds and their choices, cost) and the plan of its
-// next refinement round (engine.RefinePlan).
+// next refinement round (engine.RefinePlan); also kiln status, gc,
+// rescore, verify and doctor.
 package report
 
 import (

@@ -293,6 +293,16 @@ func (r *Registry) Versions() map[string]string {
 	return out
 }
 
+// Recorded is what every verdict records of the toolchains: Versions,
+// and the GPUs found, with their driver, as "gpu".
+func (r *Registry) Recorded() map[string]string {
+	v := r.Versions()
+	if g := r.GPU(); g.Present {
+		v["gpu"] = strings.Join(g.Names, ", ") + " (driver " + g.Driver + ")"
+	}
+	return v
+}
+
 // GPU returns what was found about NVIDIA GPUs.
 func (r *Registry) GPU() GPU {
 	g := r.gpu
