@@ -180,4 +180,3 @@ curation: {benchmarks: [%s]}
 	}
 	return data
 }
-

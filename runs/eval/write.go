@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
-	"strings"
+
+	"github.com/kiln-dev/kiln/runs/report"
 )
 
 // WriteMarkdown writes the report as Markdown tables: pass@k per lane and
@@ -44,7 +44,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 					b.WriteString(" - |")
 				}
 			}
-			fmt.Fprintf(&b, " %s |\n", topClasses(row.Classes, 3))
+			fmt.Fprintf(&b, " %s |\n", report.TopClasses(row.Classes, 3))
 		}
 		if pending > 0 {
 			fmt.Fprintf(&b, "\n%d answers are pending: they passed every stage this host could run and await a GPU or AMD host "+
@@ -107,26 +107,6 @@ func share(n, of int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d (%.1f%%)", n, of, 100*float64(n)/float64(of))
-}
-
-func topClasses(m map[string]int, k int) string {
-	type kv struct {
-		k string
-		v int
-	}
-	var l []kv
-	for c, n := range m {
-		l = append(l, kv{c, n})
-	}
-	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || (l[i].v == l[j].v && l[i].k < l[j].k) })
-	var parts []string
-	for i, x := range l {
-		if i == k {
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", x.k, x.v))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Chart geometry of WriteSVG.
