@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/kiln-dev/kiln/runs/demo"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kiln-dev/kiln/runs"
+	"github.com/kiln-dev/kiln/runs/demo"
 )
 
 // TestDemo runs kiln demo end to end as a newcomer would: a real c2x86
