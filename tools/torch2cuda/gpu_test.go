@@ -278,36 +278,14 @@ func TestQuarantineOnGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probs, err := LoadBuiltinProblems()
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := gpus + 1
-	type pair struct{ id, ref, cand string }
-	var pairs []pair
-	for _, p := range probs[:n] {
-		a, err := BuiltinAnswer(p.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pairs = append(pairs, pair{p.ID, p.Source, a})
-	}
+	pairs := starterPairs(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	// Build first, so that the evaluations reach the GPU queue together
 	// and every slot, the phantom GPU's too, takes one.
-	arch := l.arch(ctx)
+	buildPairs(t, ctx, l, pairs)
 	var wg sync.WaitGroup
-	for _, p := range pairs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := l.build(ctx, l.cacheKey(p.cand, arch), p.ref, p.cand, arch); err != nil {
-				t.Errorf("%s: build: %v", p.id, err)
-			}
-		}()
-	}
-	wg.Wait()
 	start := time.Now()
 	res := make([]judgeResult, n)
 	errs := make([]error, n)
@@ -408,34 +386,12 @@ func TestQuarantineTwoGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probs, err := LoadBuiltinProblems()
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 2 * gpus
-	type pair struct{ id, ref, cand string }
-	var pairs []pair
-	for _, p := range probs[:n] {
-		a, err := BuiltinAnswer(p.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pairs = append(pairs, pair{p.ID, p.Source, a})
-	}
+	pairs := starterPairs(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	arch := l.arch(ctx)
+	buildPairs(t, ctx, l, pairs)
 	var wg sync.WaitGroup
-	for _, p := range pairs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := l.build(ctx, l.cacheKey(p.cand, arch), p.ref, p.cand, arch); err != nil {
-				t.Errorf("%s: build: %v", p.id, err)
-			}
-		}()
-	}
-	wg.Wait()
 	// Count the evaluations each GPU delivers a verdict for.
 	var perMu sync.Mutex
 	judged := map[int]int{}
@@ -488,4 +444,43 @@ func TestQuarantineTwoGPUs(t *testing.T) {
 	if !strings.Contains(logs.String(), "GPU quarantined") {
 		t.Error("no quarantine logged")
 	}
+}
+
+// starterPair is a starter problem and its answer.
+type starterPair struct{ id, ref, cand string }
+
+// starterPairs returns the first n starter problems with their answers.
+func starterPairs(t *testing.T, n int) []starterPair {
+	t.Helper()
+	probs, err := LoadBuiltinProblems()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []starterPair
+	for _, p := range probs[:n] {
+		a, err := BuiltinAnswer(p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, starterPair{p.ID, p.Source, a})
+	}
+	return pairs
+}
+
+// buildPairs builds every pair's extension first, so that the evaluations
+// then reach the GPU queue together.
+func buildPairs(t *testing.T, ctx context.Context, l *Lane, pairs []starterPair) {
+	t.Helper()
+	arch := l.arch(ctx)
+	var wg sync.WaitGroup
+	for _, p := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := l.build(ctx, l.cacheKey(p.cand, arch), p.ref, p.cand, arch); err != nil {
+				t.Errorf("%s: build: %v", p.id, err)
+			}
+		}()
+	}
+	wg.Wait()
 }
