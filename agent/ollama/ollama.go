@@ -459,3 +459,28 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Detect asks the server behind baseURL (any path: an OpenAI-compatible
+// ".../v1" URL too) for Ollama's version (GET /api/version at its root):
+// the version when it is an Ollama server, an error otherwise. kiln uses it
+// to warn that Ollama's OpenAI-compatible endpoint cuts a prompt longer
+// than the model's context window without an error (it sets neither
+// num_ctx nor truncate), where this package's Client fails loudly.
+func Detect(ctx context.Context, baseURL string, hc *http.Client) (string, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("ollama detect: %q is not an http(s) URL", baseURL)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	root := &url.URL{Scheme: u.Scheme, Host: u.Host, User: u.User}
+	v, err := api.NewClient(root, hc).Version(ctx)
+	if err != nil {
+		return "", fmt.Errorf("ollama detect: %w", err)
+	}
+	if v == "" {
+		return "", errors.New("ollama detect: no version in the answer")
+	}
+	return v, nil
+}

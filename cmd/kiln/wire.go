@@ -173,7 +173,14 @@ func (w *wiring) lane(ctx context.Context, sp *spec.Spec) (tools.Lane, error) {
 	if _, err := w.sandbox(); err != nil {
 		return nil, err
 	}
-	return k.Open(ctx, w.host(), sp.Sandbox.Limits())
+	h := w.host()
+	if n := sp.GPU.SlotsPerDevice; n > 1 {
+		if !k.SharesGPU {
+			return nil, fmt.Errorf("gpu.slots_per_device: lane %s runs one evaluation per GPU at a time (only 1 is allowed), got %d", sp.Lane, n)
+		}
+		h.SlotsPerDevice = n
+	}
+	return k.Open(ctx, h, sp.Sandbox.Limits())
 }
 
 // kitTasks is the spec's tasks section as lanes read it.
@@ -201,6 +208,9 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 	model, err := models.Pool(ctx, solvers, w.e.getenv, w.httpClient)
 	if err != nil {
 		return nil, err
+	}
+	for _, warn := range models.OllamaWarnings(ctx, sp, w.httpClient) {
+		w.log.Warn(warn)
 	}
 	mode, err := solvers.ToolMode()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 	lcanthropic "github.com/tmc/langchaingo/llms/anthropic"
@@ -117,6 +118,30 @@ func langchainLLM(ctx context.Context, m spec.Model, key string, hc *http.Client
 		return lcopenai.New(opts...)
 	}
 	return nil, fmt.Errorf("provider %q is not wired (use one of %v)", m.Provider, spec.LangchainProviders())
+}
+
+// OllamaWarnings names the models of kind openai whose base_url is an
+// Ollama server (ollama.Detect, at most two seconds each): its
+// OpenAI-compatible endpoint cuts a prompt longer than the model's context
+// window without an error, so a long task or repair turn silently loses
+// its beginning. kind ollama sets num_ctx and fails loudly instead.
+func OllamaWarnings(ctx context.Context, sp *spec.Spec, hc *http.Client) []string {
+	var out []string
+	for _, m := range sp.Models {
+		if m.Kind != spec.KindOpenAI || m.BaseURL == "" {
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		v, err := ollama.Detect(dctx, m.BaseURL, hc)
+		cancel()
+		if err != nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("models[%s]: %s is an Ollama server (%s): its OpenAI-compatible endpoint silently "+
+			"cuts prompts longer than the model's context window; use kind: ollama with num_ctx (kiln then sets the "+
+			"context and a prompt that does not fit fails with an error)", m.Name, m.BaseURL, v))
+	}
+	return out
 }
 
 // Pool builds every endpoint of sp into one pool.

@@ -150,6 +150,22 @@ func TestInteropContextOverflow(t *testing.T) {
 	if err != nil || resp.Usage.PromptTokens < 700 {
 		t.Fatalf("num_ctx 2048: %v, usage %+v", err, resp)
 	}
+	// Ollama's OpenAI-compatible /v1 sets neither num_ctx nor truncate: a
+	// prompt longer than the server's default context (4096 tokens on a
+	// host without a GPU) is cut without an error. That is why kiln warns
+	// (runs/models OllamaWarnings) when an openai endpoint is an Ollama
+	// server, which ollama.Detect tells from the /v1 URL.
+	longer := strings.Repeat("int x; ", 800) // 5,600 byte tokens
+	o, _ := openai.New(openai.Config{BaseURL: s.URL + "/v1", Model: ollamatest.ModelName, Timeout: time.Minute})
+	resp, err = o.Chat(context.Background(), agent.Request{Messages: user(longer)})
+	if err != nil || resp.Usage.PromptTokens >= 5600 {
+		t.Fatalf("/v1 with a 5,600-token prompt: %v, usage %+v; want a reply from a cut prompt", err, resp)
+	}
+	t.Logf("/v1: %d of about 5,610 prompt tokens kept, no error", resp.Usage.PromptTokens)
+	v, err := ollama.Detect(context.Background(), s.URL+"/v1", nil)
+	if err != nil || v == "" {
+		t.Fatalf("Detect(%s/v1) = %q, %v; want the server's version", s.URL, v, err)
+	}
 }
 
 func sameJSON(a json.RawMessage, b string) bool {
