@@ -212,3 +212,19 @@ func TestBadSpec(t *testing.T) {
 		t.Errorf("a bad spec created a run database")
 	}
 }
+
+// TestGPUSlotsRefused: gpu.slots_per_device above 1 for a lane that runs
+// one evaluation per GPU is refused, naming the field, before any task.
+func TestGPUSlotsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "slots.yaml")
+	body := "name: slots\nlane: c2x86\ntasks: {limit: 1}\ngpu: {slots_per_device: 2}\nmodels:\n  - {name: m, kind: openai, base_url: \"http://127.0.0.1:9/v1\", model: x}\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runKiln(t, context.Background(), "run", "--data", filepath.Join(dir, "data"), p)
+	if code != 2 || !strings.Contains(errs, "gpu.slots_per_device: lane c2x86 runs one evaluation per GPU at a time") {
+		t.Fatalf("exit %d, want 2 and the field named:\n%s\n%s", code, out, errs)
+	}
+}

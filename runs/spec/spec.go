@@ -57,6 +57,8 @@ type Spec struct {
 	Refinement Refinement `yaml:"refinement"`
 	// Curation is what kiln export keeps of the campaign's results.
 	Curation Curation `yaml:"curation"`
+	// GPU says how a lane that judges on GPUs shares them.
+	GPU GPU `yaml:"gpu"`
 
 	// Dir is the folder relative paths were resolved against (the spec
 	// file's folder, or Options.Dir). Not read from YAML.
@@ -221,6 +223,19 @@ type Budgets struct {
 	Tasks    int      `yaml:"tasks"`     // attempts-worth of tasks started
 	Tokens   int64    `yaml:"tokens"`    // prompt + completion + reasoning tokens
 	WallTime Duration `yaml:"wall_time"` // since the campaign started
+}
+
+// MaxSlotsPerDevice bounds gpu.slots_per_device.
+const MaxSlotsPerDevice = 8
+
+// GPU says how a lane that judges on GPUs (torch2cuda) shares them.
+type GPU struct {
+	// SlotsPerDevice is how many evaluations run at once on each GPU
+	// (default 1, at most 8). Above 1 they share the GPU's memory and
+	// compute, but every timing runs alone on its GPU, and the time an
+	// evaluation waits for its turn is not charged to it. Lanes that
+	// cannot share a GPU refuse values above 1.
+	SlotsPerDevice int `yaml:"slots_per_device"`
 }
 
 // Sandbox holds the limits of every compile and run; all must be > 0.
@@ -396,6 +411,8 @@ func (s *Spec) defaults(isSet func(path string) bool) {
 	defInt("sandbox.processes", &sb.Processes, 64)
 	defInt("sandbox.output_kb", &sb.OutputKB, 1024)
 	defInt("sandbox.file_size_mb", &sb.FileSizeMB, 64)
+
+	defInt("gpu.slots_per_device", &s.GPU.SlotsPerDevice, 1)
 
 	defInt("agent.repair_turns", &s.Agent.RepairTurns, 2)
 	defInt("agent.max_tool_calls", &s.Agent.MaxToolCalls, 8)

@@ -216,6 +216,7 @@ retry: {max_attempts: 0, base_delay: 2s, max_delay: 1s}
 refinement: {rounds: -1, threshold: 1.5, factor: 0}
 sampling: {temperature: -0.1, top_p: 0, max_tokens: -1}
 curation: {bands: 10, select: best, single_share: 1, validation: -0.1, difficulty: [9000, 100], threshold: 0, min_speedup: -1, stream: sometimes}
+gpu: {slots_per_device: 9}
 `, []string{
 			"campaign.yaml:4: tasks.samples_per_task: must be >= 1",
 			"campaign.yaml:5: tasks.limit: must be >= 0",
@@ -243,6 +244,7 @@ curation: {bands: 10, select: best, single_share: 1, validation: -0.1, difficult
 			`campaign.yaml:15: curation.stream: unknown stream policy "sometimes" (known: any, prefer, require)`,
 			"campaign.yaml:15: curation.threshold: must be in (0, 1]",
 			"campaign.yaml:15: curation.validation: must be in [0, 1)",
+			"campaign.yaml:16: gpu.slots_per_device: must be 1-8, got 9",
 		}},
 		{"wrong types", `name: demo
 lane: c2x86
@@ -428,6 +430,7 @@ func TestDefaults(t *testing.T) {
 		Refinement:  Refinement{Threshold: 0.5, MinEvidence: 5, Factor: 10, Synthesizer: "a", Plateau: 0.02},
 		Curation: Curation{Dedup: &yes, Shingle: 5, Permutations: 128, Bands: 16, Rows: 8, Threshold: 0.8, Select: "all-verified",
 			KeepSpeedup: 5, Validation: &fivePercentVal, Difficulty: []float64{4000, 8500}},
+		GPU: GPU{SlotsPerDevice: 1},
 		Dir: "dir",
 	}
 	got, _ := yaml.Marshal(s)

@@ -349,6 +349,10 @@ func (v *validator) rest() {
 	v.atLeast("sandbox.output_kb", int64(sb.OutputKB), 1)
 	v.atLeast("sandbox.file_size_mb", int64(sb.FileSizeMB), 1)
 
+	if n := s.GPU.SlotsPerDevice; n < 1 || n > MaxSlotsPerDevice {
+		v.add("gpu.slots_per_device", "must be 1-%d, got %d", MaxSlotsPerDevice, n)
+	}
+
 	v.atLeast("agent.repair_turns", int64(s.Agent.RepairTurns), 0)
 	v.atLeast("agent.max_tool_calls", int64(s.Agent.MaxToolCalls), 0)
 

@@ -99,6 +99,10 @@ type Kit struct {
 	// means curate.Normalise (source code). Lanes whose answers are
 	// assembly give curate.NormaliseAsm.
 	Normalise func(answer string) []string
+	// SharesGPU says Open honours Host.SlotsPerDevice (several evaluations
+	// at once on one GPU); cmd/kiln refuses gpu.slots_per_device above 1
+	// for lanes without it.
+	SharesGPU bool
 	// RecordLanes are the lanes whose verified records Source takes as
 	// tasks (the spec's tasks.from_campaign: Tasks.Records); nil: the lane
 	// takes none, and cmd/kiln refuses the field.
@@ -163,6 +167,9 @@ type Host struct {
 	// DataDir is the data folder (absolute); caches live under it.
 	DataDir string
 	Log     *slog.Logger
+	// SlotsPerDevice is the spec's gpu.slots_per_device (0: the lane's
+	// default), for lanes with Kit.SharesGPU.
+	SlotsPerDevice int
 	// Records reads campaigns' verified records from the run database of
 	// the data folder (kiln ptx prepare --from-campaign); nil where kiln
 	// has none to offer.

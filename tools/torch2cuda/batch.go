@@ -429,12 +429,8 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 	argv := []string{py, "-I", "judge.py", "batch", "--jobs", "jobs.jsonl", "--out", "results.jsonl",
 		"--trials", strconv.Itoa(l.cfg.Trials), "--seed", strconv.Itoa(l.cfg.Seed), "--tolerance", l.cfg.Tolerance,
 		"--timeout", strconv.Itoa(int(l.cfg.RunTimeout / time.Second))}
+	argv = append(argv, l.deviceArgs(gpu)...)
 	onGPU := l.cfg.Device != "cpu"
-	if onGPU {
-		argv = append(argv, "--devices", strconv.Itoa(gpu))
-	} else {
-		argv = append(argv, "--device", "cpu")
-	}
 	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), GPU: onGPU, Limits: lim})
 	if err != nil {
 		return faulted(fail(fmt.Errorf("torch2cuda judge: %w", err)), "the judge did not run: "+err.Error())
@@ -469,9 +465,29 @@ func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
 		"the judge gave no result ("+why+"): "+clip(lastLine(stderr), 300))
 }
 
+// deviceArgs are judge.py's device flags for a batch on GPU gpu: the GPU
+// named SlotsPerDevice times (that many evaluations at once on it, timing
+// alone), or the CPU with as many at once.
+func (l *Lane) deviceArgs(gpu int) []string {
+	n := l.cfg.SlotsPerDevice
+	var args []string
+	if l.cfg.Device == "cpu" {
+		args = []string{"--device", "cpu", "--parallel", strconv.Itoa(n)}
+	} else {
+		args = []string{"--devices", strings.Repeat(strconv.Itoa(gpu)+",", n-1) + strconv.Itoa(gpu)}
+	}
+	if n > 1 {
+		args = append(args, "--exclusive-timing")
+	}
+	return args
+}
+
 // batchLimits bound a judge batch: each evaluation may take its reference
 // stage's time and its own (evalLimits), and the host memory is what its
-// problems need, at least judgeLimits' floor.
+// problems need (times the evaluations that run at once, up to
+// MaxJudgeRSS), at least judgeLimits' floor. The wall time stays the sum
+// of the evaluations' times: with several at once, one may wait for
+// another's timing.
 func (l *Lane) batchLimits(jobs []*judgeJob) sandboxes.Limits {
 	var each time.Duration
 	var rss int64
@@ -479,8 +495,9 @@ func (l *Lane) batchLimits(jobs []*judgeJob) sandboxes.Limits {
 		each += max(j.lim.timeout, l.cfg.RunTimeout) + max(j.lim.refTimeout, l.cfg.RunTimeout)
 		rss = max(rss, j.lim.rss)
 	}
-	lim := l.judgeLimits(1, 1, each)
-	lim.RSS = max(lim.RSS, rss)
+	par := l.cfg.SlotsPerDevice
+	lim := l.judgeLimits(1, par, each)
+	lim.RSS = max(lim.RSS, min(rss*int64(par), max(rss, l.cfg.MaxJudgeRSS)))
 	return lim
 }
 

@@ -45,6 +45,10 @@ import (
 
 var gpuAnswers = flag.Int("torch2cuda.answers", 8, "starter answers judged by TestGPUJudge")
 
+// gpuSlots is TestGPUJudge's Config.SlotsPerDevice: with 2 or more, the
+// same verdicts must come out of evaluations that share each GPU.
+var gpuSlots = flag.Int("torch2cuda.slots", 1, "evaluations at once per GPU in TestGPUJudge")
+
 func TestGPUJudge(t *testing.T) {
 	needSandbox(t)
 	g := testRegistry.GPU()
@@ -53,7 +57,7 @@ func TestGPUJudge(t *testing.T) {
 	}
 	gpus := max(len(g.Devices), 1)
 	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, GPUSlots: gpus, GPUs: gpus,
-		CompileParallel: runtime.NumCPU(), CacheDir: t.TempDir()})
+		CompileParallel: runtime.NumCPU(), CacheDir: t.TempDir(), SlotsPerDevice: *gpuSlots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +127,8 @@ func TestGPUJudge(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d evaluations in %s on %d GPUs; evaluations per GPU: %v", len(jobs), time.Since(start).Round(time.Second), gpus, perGPU)
+	t.Logf("%d evaluations in %s on %d GPUs, %d at once on each; evaluations per GPU: %v", len(jobs),
+		time.Since(start).Round(time.Second), gpus, *gpuSlots, perGPU)
 	if len(perGPU) != gpus {
 		t.Errorf("evaluations per GPU %v: want all %d GPUs used", perGPU, gpus)
 	}

@@ -37,7 +37,8 @@ func Kit() kit.Kit {
 			Usage: "--reference REF.py --candidate CAND.py [--json]",
 			Flags: verifyFlags,
 		},
-		Commands: []kit.Command{checkProblemsCommand()},
+		Commands:  []kit.Command{checkProblemsCommand()},
+		SharesGPU: true,
 	}
 }
 
@@ -45,8 +46,9 @@ func open(_ context.Context, h kit.Host, _ sandboxes.Limits) (tools.Lane, error)
 	return openLane(context.Background(), h, nil)
 }
 
-// openLane opens the lane on h's sandbox and toolchains, with one slot per
-// GPU and the cache in the data folder; set, when not nil, changes the
+// openLane opens the lane on h's sandbox and toolchains, with one judge
+// process per GPU (h.SlotsPerDevice evaluations at once in it) and the
+// cache in the data folder; set, when not nil, changes the
 // configuration first.
 func openLane(ctx context.Context, h kit.Host, set func(*Config)) (*Lane, error) {
 	reg, err := h.Toolchains(ctx, false)
@@ -59,7 +61,7 @@ func openLane(ctx context.Context, h kit.Host, set func(*Config)) (*Lane, error)
 	}
 	gpus := max(len(reg.GPU().Devices), 1)
 	cfg := Config{Sandbox: r, Toolchains: reg, GPUSlots: gpus, GPUs: gpus, CompileParallel: runtime.NumCPU(),
-		CacheDir: filepath.Join(h.DataDir, "torch2cuda-cache"), Logger: h.Log}
+		SlotsPerDevice: h.SlotsPerDevice, CacheDir: filepath.Join(h.DataDir, "torch2cuda-cache"), Logger: h.Log}
 	if set != nil {
 		set(&cfg)
 	}

@@ -174,6 +174,14 @@ type Config struct {
 	GPUSlots int
 	// GPUs is the number of GPUs to judge on (default 1).
 	GPUs int
+	// SlotsPerDevice is how many evaluations one judge process runs at
+	// once on its GPU (default 1; at most 8). Above 1 they share the GPU
+	// but time alone on it (judge.py --exclusive-timing: a child holds its
+	// device shared while it evaluates and exclusively while it times,
+	// and its clock stops while it waits), each may hold 1/N of the GPU
+	// memory budget, and the batch's memory bound grows N-fold. With
+	// Device "cpu" the evaluations share the CPU the same way.
+	SlotsPerDevice int
 	// Device "cpu" judges on the CPU (candidates with CPU extensions:
 	// tests, experiments; timings are then CPU timings); "" judges on
 	// the GPU, and leaves the judge stage pending on a host without one.
@@ -247,6 +255,9 @@ func (c Config) withDefaults() Config {
 	if c.GPUs == 0 {
 		c.GPUs = 1
 	}
+	if c.SlotsPerDevice == 0 {
+		c.SlotsPerDevice = 1
+	}
 	if c.CompileParallel == 0 {
 		c.CompileParallel = 8
 	}
@@ -284,6 +295,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("torch2cuda: device %q: want \"\" (the GPU) or cpu", c.Device)
 	case c.Timeout < time.Second || c.RunTimeout < time.Second || c.GPUSlots < 0 || c.GPUs < 0 || c.CompileParallel < 0 || c.MaxBatch < 0:
 		return errors.New("torch2cuda: timeout under a second or negative GPU slots")
+	case c.SlotsPerDevice < 0 || c.SlotsPerDevice > MaxSlotsPerDevice:
+		return fmt.Errorf("torch2cuda: slots per device %d: want 1-%d", c.SlotsPerDevice, MaxSlotsPerDevice)
 	case c.ProbeTimeout < time.Second || c.ReprobeInterval < 0:
 		return errors.New("torch2cuda: probe timeout under a second or negative reprobe interval")
 	case c.RunTimeoutScale < 0 || c.RSSScale < 0 || c.MaxJudgeRSS < 1<<30:
@@ -295,6 +308,9 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// MaxSlotsPerDevice bounds Config.SlotsPerDevice.
+const MaxSlotsPerDevice = 8
 
 // Lane is the torch2cuda verifier.
 type Lane struct {

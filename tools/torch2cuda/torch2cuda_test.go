@@ -302,8 +302,10 @@ func TestJudgeOnCPU(t *testing.T) {
 	}
 	needSandbox(t)
 	t.Parallel() // its builds overlap the judge's own suite (TestJudgePythonSuite)
+	// Two evaluations at once per judge process, timing alone
+	// (SlotsPerDevice): the verdicts must be those of one at a time.
 	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: "cpu", Timeout: 3 * time.Minute,
-		RunTimeout: 40 * time.Second, CompileParallel: 2, Trials: 3, CacheDir: t.TempDir()})
+		RunTimeout: 40 * time.Second, CompileParallel: 2, Trials: 3, CacheDir: t.TempDir(), SlotsPerDevice: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,9 +335,16 @@ func TestJudgeOnCPU(t *testing.T) {
 	}
 	var jr struct {
 		Cached bool `json:"compile_cached"`
+		Lock   *struct {
+			Windows [][]any `json:"windows"`
+		} `json:"device_lock"`
 	}
 	if err := json.Unmarshal(v.Artifacts[ArtifactJudge], &jr); err != nil || !jr.Cached || v.Measurements["correct"] != 1 {
 		t.Errorf("second judge of the same candidate: cached %v correct %v err %v", jr.Cached, v.Measurements["correct"], err)
+	}
+	// It held the device shared, then alone to time.
+	if jr.Lock == nil || len(jr.Lock.Windows) != 2 || jr.Lock.Windows[1][0] != "exclusive" {
+		t.Errorf("judge with 2 slots per device: device lock %+v, want a shared and an exclusive window", jr.Lock)
 	}
 }
 

@@ -1256,7 +1256,79 @@ def run_reference(path, o, dev, settings, Recorder):
             "modifies": modifies, "kernels": kernels, "summary": summary, "detail": detail}
 
 
+class DeviceLock:
+    """Children of one judge that share a device (--devices 0,0, or --parallel on the CPU)
+    with --exclusive-timing: each holds the device shared while it evaluates, and alone
+    while it times, so that no other evaluation runs on the device during a measurement.
+    Two flock files in the parent's workdir: "main" (shared / exclusive) and "turn", which
+    a child waiting to time holds so that no new evaluation starts on the device before it
+    (timing is never starved). flock locks go with the process: a killed child frees them.
+    Waits are reported to the parent ("lock_wait", "lock_held"), which stops the child's
+    clock meanwhile: waiting for a neighbour is never a candidate's time."""
+
+    def __init__(self, path, send):
+        self.path, self.send = path, send
+        self.fds = None
+        self.waited = 0.0  # seconds, all waits
+        self.windows = []  # [mode, start, end] in CLOCK_MONOTONIC seconds (comparable across processes)
+        self.mode, self.since = None, None
+        if path:
+            self.fds = (os.open(path + ".main", os.O_RDWR | os.O_CREAT, 0o600),
+                        os.open(path + ".turn", os.O_RDWR | os.O_CREAT, 0o600))
+
+    def _take(self, mode):
+        if self.fds is None:
+            return 0.0
+        self.release()
+        self.send({"t": "lock_wait", "mode": mode})
+        t0 = _monotonic()
+        main, turn = self.fds
+        fcntl.flock(turn, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(main, fcntl.LOCK_EX if mode == "exclusive" else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(turn, fcntl.LOCK_UN)
+        now = _monotonic()
+        self.send({"t": "lock_held", "mode": mode})
+        self.mode, self.since = mode, now
+        self.waited += now - t0
+        return now - t0
+
+    def shared(self):
+        """Hold the device with the other evaluations; returns the seconds waited."""
+        return self._take("shared")
+
+    def exclusive(self):
+        """Hold the device alone (the shared hold is let go first: two children that both
+        want to time never wait on each other); returns the seconds waited."""
+        return self._take("exclusive")
+
+    def release(self):
+        if self.fds is None or self.mode is None:
+            return
+        self.windows.append([self.mode, self.since, _monotonic()])  # before the unlock: windows never overlap
+        fcntl.flock(self.fds[0], fcntl.LOCK_UN)
+        self.mode, self.since = None, None
+
+    def report(self):
+        return {"waited_ms": round(self.waited * 1000, 3), "windows": self.windows}
+
+
 def evaluate(task, send):
+    """One evaluation; with a device lock (see DeviceLock) it holds its device shared, and
+    alone while it times."""
+    lock = DeviceLock(task.get("device_lock"), send)
+    lock.shared()
+    try:
+        res = _evaluate(task, send, lock)
+    finally:
+        lock.release()
+    if lock.path and isinstance(res, dict):
+        res["device_lock"] = lock.report()
+    return res
+
+
+def _evaluate(task, send, lock):
     o = task["opts"]
     res = new_result(o)
     st = Stages(send)
@@ -1552,7 +1624,9 @@ def evaluate(task, send):
     else:
         st.begin("timing")
         try:
+            deadline += lock.exclusive()
             tm = _time_pair(ref, new, trial_inputs[0], dev, o, deadline, settings, after_call)
+            lock.release()
             res.update(tm["fields"])
             if tm["suspicion"]:
                 res["suspicion"].append(tm["suspicion"])
@@ -2132,6 +2206,7 @@ class Running:
         self.eof = False
         self.status = None
         self.timed_out = False
+        self.lock_wait_since = None  # waiting for its device (DeviceLock): its clock is stopped
 
     def feed(self, data):
         self.buf += data
@@ -2161,6 +2236,11 @@ class Running:
                 self.checks[m.get("i")] = m.get("result")
             elif t == "partial" and isinstance(m.get("fields"), dict):
                 self.partial.update(m["fields"])
+            elif t == "lock_wait":
+                self.lock_wait_since = _monotonic()
+            elif t == "lock_held" and self.lock_wait_since is not None:
+                self.deadline += _monotonic() - self.lock_wait_since
+                self.lock_wait_since = None
             elif t == "cuda_error":
                 self.cuda_error = m
             elif t == "fatal":
@@ -2288,7 +2368,7 @@ class Runner:
             if run.eof:
                 self._finish(run)
                 done.append(run)
-            elif now >= run.deadline:
+            elif now >= run.deadline and run.lock_wait_since is None:
                 run.timed_out = True
                 self._finish(run)
                 done.append(run)
@@ -2569,7 +2649,9 @@ def _run_jobs(jobs, args, on_result, compile_only=False):
                             "opts": jopts, "env": env}
                 else:
                     task = {"kind": "judge", "reference": job["reference"], "candidate": job["candidate"],
-                            "opts": jopts}
+                            "opts": _shared_device_opts(jopts, slots, slot)}
+                    if getattr(args, "exclusive_timing", False) and slots.count(slot) > 1:
+                        task["device_lock"] = os.path.join(workdir, "device-%s" % (slot if device == "cuda" else "cpu"))
                 if jwritable:
                     task["writable"] = jwritable
                 run = runner.spawn(task, slot, _job_seconds(job, "timeout", args.timeout),
@@ -2593,6 +2675,14 @@ def _run_jobs(jobs, args, on_result, compile_only=False):
         if runner is not None:
             runner.kill_all()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _shared_device_opts(opts, slots, slot):
+    """Children that share a GPU share its memory: each may hold 1/n of --hold-memory."""
+    n = slots.count(slot)
+    if opts["device"] != "cuda" or n <= 1:
+        return opts
+    return dict(opts, hold_memory=opts["hold_memory"] / n)
 
 
 def _job_seconds(job, key, default):
@@ -2880,6 +2970,9 @@ def _add_common(p, compile_only=False):
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--no-timing", action="store_true")
+    p.add_argument("--exclusive-timing", action="store_true",
+                   help="children sharing a device (--devices 0,0; --parallel on the CPU) evaluate together "
+                        "but time alone")
     p.add_argument("--no-static-scan", action="store_true", help="skip the source scan for judge/process tampering")
     p.add_argument("--allow-tf32", action="store_true", help="keep torch's TF32 defaults (default: TF32 off)")
     p.add_argument("--reference-timeout", type=float, default=None,

@@ -536,6 +536,50 @@ def write_jobs(name, rows):
     return path
 
 
+class TestExclusiveTiming(unittest.TestCase):
+    @needs_build
+    def test_timing_alone_on_a_shared_device(self):
+        """Three children share the (CPU) device with --exclusive-timing: no child's timing
+        overlaps any other child's evaluation, and the time a child waits for its turn (here
+        behind a hung neighbour until the parent kills it) is not charged to it."""
+        tmp = STATE["tmp"]
+        jobs = os.path.join(tmp, "excl_jobs.jsonl")
+        spec = [("hang", "cand_hang.py"), ("correct1", "cand_correct.py"), ("slow", "cand_slow.py"),
+                ("correct2", "cand_correct.py")]
+        with open(jobs, "w") as f:
+            for jid, cand in spec:
+                f.write(json.dumps({"id": jid, "reference": d("ref_relu_matmul.py"), "candidate": d(cand)}) + "\n")
+        out = os.path.join(tmp, "excl_results.jsonl")
+        run_judge("batch", "--jobs", jobs, "--out", out, "--build-dir", STATE["build"], "--device", "cpu",
+                  "--parallel", "3", "--exclusive-timing", "--warmup", "2", "--iters", "10", "--timeout", "6")
+        by = {r["id"]: r for r in read_jsonl(out)}
+        self.assertEqual(by["hang"]["class"], "timeout", by["hang"])
+        windows = {}
+        for jid in ("correct1", "slow", "correct2"):
+            r = by[jid]
+            self.assertTrue(r["pass"], r)
+            self.assertIsInstance(r["speedup"], float, r)
+            w = r["device_lock"]["windows"]
+            self.assertEqual([m for m, _, _ in w], ["shared", "exclusive"], r["device_lock"])
+            windows[jid] = w
+        # the first child to time waited for the hung one to be killed (about 6 s)
+        self.assertGreater(max(by[j]["device_lock"]["waited_ms"] for j in windows), 2000, windows)
+        for jid, w in windows.items():
+            _, t0, t1 = w[1]
+            for other, ow in windows.items():
+                if other == jid:
+                    continue
+                for mode, a, b in ow:
+                    self.assertFalse(a < t1 and t0 < b, "%s timed during %s's %s hold: %s" % (jid, other, mode, windows))
+        # without the flag no child waits or reports a lock
+        out2 = os.path.join(tmp, "excl_results2.jsonl")
+        with open(jobs, "w") as f:
+            f.write(json.dumps({"id": "c", "reference": d("ref_relu_matmul.py"), "candidate": d("cand_correct.py")}) + "\n")
+        run_judge("batch", "--jobs", jobs, "--out", out2, "--build-dir", STATE["build"], "--device", "cpu",
+                  "--parallel", "2", "--warmup", "2", "--iters", "10")
+        self.assertNotIn("device_lock", read_jsonl(out2)[0])
+
+
 class TestReferenceErrors(unittest.TestCase):
     """A problem whose reference fails (before any candidate code runs) gives
     reference_error with the reason, never a candidate's class."""
