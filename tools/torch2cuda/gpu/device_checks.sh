@@ -15,6 +15,7 @@
 #   bash tools/torch2cuda/gpu/device_checks.sh stream fewshot   # few-shot pairs, two-GPU quarantine
 #   bash tools/torch2cuda/gpu/device_checks.sh judge            # starter answers, broken set, peers
 #   bash tools/torch2cuda/gpu/device_checks.sh slots            # issue 23: the same, two evaluations per GPU
+#   bash tools/torch2cuda/gpu/device_checks.sh phases           # issue 23: where a cold build goes
 #   bash tools/torch2cuda/gpu/device_checks.sh kb peers         # 250 KernelBench problems; cuda2hip, ptx2cuda peers
 #   bash tools/torch2cuda/gpu/device_checks.sh synth            # issue 25: synthesised problems checked on the GPU
 #     (also carry carry/kiln-gpu.test.gz: go test -c -tags gpu -o carry/kiln-gpu.test ./cmd/kiln)
@@ -45,6 +46,9 @@ for phase in "$@"; do
 			timeout 420 /tmp/t2c.test -test.run 'GPUKernelBenchFewShot$|QuarantineTwoGPUs$' -test.v -test.timeout 7m) > $OUT/r/fewshot_quarantine.txt 2>&1 ;;
 	judge)
 		(cd tools/torch2cuda && timeout 560 /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m) > $OUT/r/gpujudge.txt 2>&1 ;;
+	phases)
+		# issue 23 item 1: where a cold build goes (ninja log, g++ -ftime-report, nvcc --time), 5 starter answers
+		TORCH_CUDA_ARCH_LIST=9.0 timeout 560 python3 tools/torch2cuda/gpu/build_phases.py --limit 5 --out $OUT/r/build_phases.json > $OUT/r/build_phases.txt 2>&1 ;;
 	slots)
 		# issue 23 item 4: the same verdicts with two evaluations per GPU (timing alone)
 		(cd tools/torch2cuda && timeout 560 /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m -torch2cuda.slots=2) > $OUT/r/gpujudge_slots2.txt 2>&1 ;;

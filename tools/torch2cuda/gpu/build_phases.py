@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Where a cold extension build goes (issue 23, item 1).
+
+For each answer (a ModelNew module that calls load_inline), one at a time and from an empty
+build folder:
+
+  1. `judge.py compile` builds it as kiln's judge does (load_inline through the judge's build
+     cache, ninja); its wall time is the cold build;
+  2. ninja's own log (.ninja_log in the extension's folder) gives each target's time: the
+     pybind module (main.o, g++), the CUDA source (cuda.cuda.o, nvcc), the link;
+  3. the two compile commands (`ninja -t commands`) run again, to a scratch object, with
+     `-ftime-report` (g++: preprocessing, parsing, template instantiation, code generation) and
+     `--time` (nvcc: cudafe++, cicc, ptxas, fatbinary, the host compiler's pass).
+
+Prints one JSON line per answer and a summary (medians, seconds) at the end; --out writes all.
+
+    python3 tools/torch2cuda/gpu/build_phases.py --limit 5 --out phases.json
+    TORCH_CUDA_ARCH_LIST=9.0 python3 tools/torch2cuda/gpu/build_phases.py --answers DIR
+
+On a host without a GPU set TORCH_CUDA_ARCH_LIST (the GPU host's is 9.0). Trusted code only:
+the answers are the repository's starter answers or files you chose; nothing here is sandboxed.
+"""
+import argparse
+import csv
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JUDGE = os.path.join(HERE, "..", "judge", "judge.py")
+ANSWERS = os.path.join(HERE, "..", "answers")
+
+
+def ninja_log(path):
+    """target -> seconds, from a .ninja_log (v5: start, end, mtime, target, hash; ms)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 4:
+                out[parts[3]] = (int(parts[1]) - int(parts[0])) / 1000.0
+    return out
+
+
+_GXX_ROW = re.compile(r"^\s*\|?([^:|][^:]*?)\s*:\s*([\d.]+)\s*(?:\(\s*\d+%\))?\s+([\d.]+)\s*(?:\(\s*\d+%\))?\s+([\d.]+)")
+_GXX_KEEP = ("preprocessing", "template instantiation", "parser (global)", "name lookup", "TOTAL")
+
+
+def gxx_phases(stderr):
+    """g++ -ftime-report rows "name : usr (pct) sys (pct) wall (pct) GGC" -> {name: wall seconds},
+    for the phases and the front end's main items."""
+    out = {}
+    for line in stderr.splitlines():
+        m = _GXX_ROW.match(line)
+        if m:
+            name = m.group(1).strip()
+            if name.startswith("phase ") or name in _GXX_KEEP:
+                out[name] = out.get(name, 0.0) + float(m.group(4))
+    return out
+
+
+def nvcc_steps(csv_path):
+    """nvcc --time CSV (source file, phase name, inputs, output, arch, tool, metric, unit; the
+    metric is the field before the unit "ms") -> {phase name: seconds}."""
+    out = {}
+    try:
+        with open(csv_path) as f:
+            for row in csv.reader(f):
+                row = [x.strip() for x in row]
+                if len(row) < 3 or row[-1] != "ms":
+                    continue
+                try:
+                    ms = float(row[-2])
+                except ValueError:
+                    continue
+                name = row[1]
+                out[name] = out.get(name, 0.0) + ms / 1000.0
+    except OSError:
+        pass
+    return out
+
+
+def rerun(cmd, cwd, kind, scratch):
+    """One compile command again, to a scratch object, with the phase report of its compiler."""
+    argv = shlex.split(cmd)
+    if "-o" in argv:
+        argv[argv.index("-o") + 1] = os.path.join(scratch, "x.o")
+    t0 = time.time()
+    if kind == "nvcc":
+        report = os.path.join(scratch, "nvcc-time.csv")
+        argv += ["--time", report]
+        p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+        steps = nvcc_steps(report)
+    else:
+        argv.append("-ftime-report")
+        p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+        steps = gxx_phases(p.stderr)
+    return {"wall_s": round(time.time() - t0, 2), "rc": p.returncode, "phases_s": {k: round(v, 2) for k, v in steps.items()}}
+
+
+def measure(answer, py, timeout):
+    work = tempfile.mkdtemp(prefix="kiln-phases-")
+    try:
+        build = os.path.join(work, "build")
+        t0 = time.time()
+        p = subprocess.run([py, JUDGE, "compile", "--candidate", answer, "--build-dir", build, "--timeout", str(timeout)],
+                           capture_output=True, text=True, cwd=work)
+        wall = time.time() - t0
+        lines = [l for l in p.stdout.splitlines() if l.strip()]
+        res = json.loads(lines[-1]) if lines else {"ok": False, "diagnostic": p.stderr[-500:]}
+        r = {"answer": os.path.relpath(answer, ANSWERS) if answer.startswith(os.path.abspath(ANSWERS)) else answer,
+             "ok": bool(res.get("ok")), "cold_build_s": round(wall, 2), "compile_ms": res.get("compile_ms"),
+             "ninja_s": {}, "rerun": {}}
+        if not r["ok"]:
+            r["diagnostic"] = str(res.get("diagnostic", ""))[:800]
+            return r
+        for log in glob.glob(os.path.join(build, "**", ".ninja_log"), recursive=True):
+            folder = os.path.dirname(log)
+            for target, s in ninja_log(log).items():
+                r["ninja_s"][target] = round(r["ninja_s"].get(target, 0.0) + s, 2)
+            cmds = subprocess.run(["ninja", "-t", "commands"], cwd=folder, capture_output=True, text=True).stdout
+            for cmd in cmds.splitlines():
+                kind = "nvcc" if re.search(r"(^|/)nvcc\s", cmd) else ("g++" if " -c " in cmd else None)
+                if kind:
+                    r["rerun"][kind] = rerun(cmd, folder, kind, work)
+        return r
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def summary(rows):
+    ok = [r for r in rows if r["ok"]]
+    out = {"answers": len(rows), "built": len(ok)}
+    if not ok:
+        return out
+    out["cold_build_s_median"] = round(statistics.median(r["cold_build_s"] for r in ok), 2)
+    targets = sorted({t for r in ok for t in r["ninja_s"]})
+    out["ninja_s_median"] = {t: round(statistics.median(r["ninja_s"].get(t, 0.0) for r in ok), 2) for t in targets}
+    for kind in ("nvcc", "g++"):
+        names = sorted({n for r in ok for n in r["rerun"].get(kind, {}).get("phases_s", {})})
+        out[kind + "_phases_s_median"] = {n: round(statistics.median(
+            r["rerun"].get(kind, {}).get("phases_s", {}).get(n, 0.0) for r in ok), 2) for n in names}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--answers", default=ANSWERS, help="folder of answers (searched recursively for .py)")
+    ap.add_argument("--limit", type=int, default=5, help="answers measured, in name order (0: all)")
+    ap.add_argument("--python", default=sys.executable, help="the python3 with torch")
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    files = sorted(glob.glob(os.path.join(os.path.abspath(a.answers), "**", "*.py"), recursive=True))
+    if a.limit > 0:
+        files = files[:a.limit]
+    if not files:
+        sys.exit("build_phases: no .py answers under %s" % a.answers)
+    rows = []
+    for f in files:
+        r = measure(f, a.python, a.timeout)
+        print(json.dumps(r), flush=True)
+        rows.append(r)
+    s = summary(rows)
+    print(json.dumps({"summary": s}, indent=1), flush=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"rows": rows, "summary": s}, f, indent=1)
+    return 0 if s.get("built") == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
