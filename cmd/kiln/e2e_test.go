@@ -228,3 +228,15 @@ func TestGPUSlotsRefused(t *testing.T) {
 		t.Fatalf("exit %d, want 2 and the field named:\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestWorkerSlotsFlag: kiln worker --slots-per-device out of 1-8 is bad
+// input naming the flag, before it connects anywhere.
+func TestWorkerSlotsFlag(t *testing.T) {
+	t.Parallel()
+	for _, n := range []string{"0", "9"} {
+		code, _, errs := runKiln(t, context.Background(), "worker", "--data", t.TempDir(), "--nats", "nats://127.0.0.1:9", "--slots-per-device", n)
+		if code != 2 || !strings.Contains(errs, "--slots-per-device "+n+": want 1-8") {
+			t.Errorf("--slots-per-device %s: exit %d, %s", n, code, errs)
+		}
+	}
+}

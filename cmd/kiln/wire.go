@@ -50,6 +50,9 @@ type wiring struct {
 	// allowMissing lowers the sandbox policy: these layers may be absent
 	// (the policy string in every verdict then says so).
 	allowMissing []sandboxes.Layer
+	// slotsPerDevice is kiln worker --slots-per-device: evaluations at
+	// once on each GPU for lanes that share one (0: the lane's default).
+	slotsPerDevice int
 	// cgroupParent is sandboxes.Config.CgroupParent.
 	cgroupParent string
 	// recordData is the data folder whose run database tasks.from_campaign

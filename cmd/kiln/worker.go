@@ -8,6 +8,7 @@ import (
 
 	"github.com/kiln-dev/kiln/runs/dispatch"
 	"github.com/kiln-dev/kiln/runs/jobs"
+	"github.com/kiln-dev/kiln/runs/spec"
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
@@ -31,12 +32,16 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	natsKey := fs.String("nats-key", "", "the client certificate's key (PEM)")
 	id := fs.String("id", "", "worker id in heartbeats and results (default host-pid)")
 	conc := fs.Int("concurrency", 1, "jobs of each capability run at once")
+	slots := fs.Int("slots-per-device", 1, "evaluations at once on each GPU, timing alone (lanes that share a GPU: torch2cuda; 1-8)")
 	testKinds := fs.Bool("test-kinds", false, "also run the test and benchmark job kinds (sleep, exit): never on a production host")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
 	if *url == "" {
 		return badInput("--nats URL is required")
+	}
+	if *slots < 1 || *slots > spec.MaxSlotsPerDevice {
+		return badInput("--slots-per-device %d: want 1-%d", *slots, spec.MaxSlotsPerDevice)
 	}
 	log, err := c.logger(e)
 	if err != nil {
@@ -49,6 +54,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	}
 	w := c.wiring(e, log, c.data)
 	defer w.close()
+	w.slotsPerDevice = *slots
 	handlers[dispatch.CompleteJobKind] = dispatch.CompleteHandler(completeHost(w))
 	wc := jobs.WorkerConfig{ID: *id, Capabilities: capList, Handlers: handlers, Concurrency: *conc, Log: log}
 	wc.Host = dispatch.HostInfo(func() (*toolchain.Registry, error) { return w.registry(ctx, false) }, w.lanes, capList, log)
@@ -103,7 +109,11 @@ func completeHost(w *wiring) dispatch.Host {
 			if _, err := w.sandbox(); err != nil {
 				return nil, err
 			}
-			return k.Open(ctx, w.host(), lim)
+			h := w.host()
+			if k.SharesGPU {
+				h.SlotsPerDevice = w.slotsPerDevice
+			}
+			return k.Open(ctx, h, lim)
 		},
 		Toolchain: w.toolchain,
 		Policy:    w.policy,
