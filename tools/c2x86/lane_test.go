@@ -613,11 +613,7 @@ func TestItemFromDir(t *testing.T) {
 }
 
 // TestCorpus verifies GCC's own -O0 and -O2 assembly for items of the
-// prompts corpus: a sample by default, all with -c2x86.corpus=all. The
-// sample is one item per name prefix, less the items of the peer suite's
-// sample: TestPeerCompilersSample verifies gcc -O0 and -O2 assembly of
-// those already, through the same verify (exact duplicates, but for the
-// .file line: the peer suite runs gcc in the item's folder).
+// prompts corpus: a sample by default, all with -c2x86.corpus=all.
 func TestCorpus(t *testing.T) {
 	t.Parallel()
 	if *corpusFlag == "none" {
@@ -645,10 +641,7 @@ func TestCorpus(t *testing.T) {
 				sample = append(sample, d)
 			}
 		}
-		dirs = withoutPeerSample(t, sample)
-		if len(dirs) == 0 {
-			t.Skip("TestPeerCompilersSample verifies gcc -O0 and -O2 assembly of every item of the sample (-c2x86.corpus=all: every item here)")
-		}
+		dirs = sample
 	}
 	for _, d := range dirs {
 		t.Run(filepath.Base(d), func(t *testing.T) {
@@ -665,27 +658,6 @@ func TestCorpus(t *testing.T) {
 			}
 		})
 	}
-}
-
-// withoutPeerSample drops the corpus folders whose items are in the peer
-// suite's sample (peerSample).
-func withoutPeerSample(t *testing.T, dirs []string) []string {
-	t.Helper()
-	items, err := LoadBuiltinCorpus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	peers := map[string]bool{}
-	for _, it := range peerSample(items) {
-		peers[it.ID] = true
-	}
-	var out []string
-	for _, d := range dirs {
-		if !peers[filepath.Base(d)] {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // BenchmarkVerify measures one verification with a cached reference.
