@@ -416,7 +416,7 @@ func checkJudged(t *testing.T, cases []judgeCase, got []judged) {
 			t.Errorf("%s: %v", tc.name, got[i].err)
 			continue
 		}
-		var took []string // what the run timeout must leave room for
+		var took []string // the stages' times (the judge stage's from submission: with its wait for a batch)
 		for _, s := range v.Stages {
 			took = append(took, s.Name+" "+s.Duration.Round(time.Millisecond).String())
 		}
