@@ -2,11 +2,18 @@
 
 package c2x86
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kiln-dev/kiln/prompts"
+)
 
 // TestCorpusWithGCCRest is TestCorpusWithGCC over the items the default
 // tier leaves out: with it, every corpus item is checked once.
 func TestCorpusWithGCCRest(t *testing.T) {
 	t.Parallel()
-	checkCorpusWithGCC(t, func(i int) bool { return i%gccSample != 0 })
+	checkCorpusWithGCC(t, func(all []prompts.CorpusItem) func(id string) bool {
+		in := inPeerSample(all)
+		return func(id string) bool { return !in(id) }
+	})
 }

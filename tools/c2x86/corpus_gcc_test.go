@@ -72,18 +72,26 @@ func sanitizerProbe(ctx context.Context, gcc, dir string) error {
 // get a jump table at plain -O0, switch_few items must not, and the
 // -fno-jump-tables reference must have no indirect jump. Items run as
 // parallel subtests (bounded by -test.parallel, GOMAXPROCS by default).
-// The default tier checks every tenth item (every category); the long
-// tier (-tags long) the others too, in TestCorpusWithGCCRest.
+// The default tier checks one item per category (peerSample, 12 items;
+// it checked every tenth item, 25); the long tier (-tags long) the others
+// too, in TestCorpusWithGCCRest.
 func TestCorpusWithGCC(t *testing.T) {
 	t.Parallel()
-	checkCorpusWithGCC(t, func(i int) bool { return i%gccSample == 0 })
+	checkCorpusWithGCC(t, inPeerSample)
 }
 
-// gccSample: the default tier checks item 0, gccSample, 2*gccSample, ...
-const gccSample = 10
+// inPeerSample reports whether the corpus item of id is in
+// peerSample(all).
+func inPeerSample(all []prompts.CorpusItem) func(id string) bool {
+	in := map[string]bool{}
+	for _, it := range peerSample(all) {
+		in[it.ID] = true
+	}
+	return func(id string) bool { return in[id] }
+}
 
-// checkCorpusWithGCC checks the corpus items whose index keep accepts.
-func checkCorpusWithGCC(t *testing.T, keep func(i int) bool) {
+// checkCorpusWithGCC checks the corpus items that sample(all) accepts.
+func checkCorpusWithGCC(t *testing.T, sample func(all []prompts.CorpusItem) func(id string) bool) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("gcc not found in PATH")
@@ -92,9 +100,10 @@ func checkCorpusWithGCC(t *testing.T, keep func(i int) bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keep := sample(all)
 	var items []prompts.CorpusItem
-	for i, it := range all {
-		if keep(i) {
+	for _, it := range all {
+		if keep(it.ID) {
 			items = append(items, it)
 		}
 	}

@@ -14,5 +14,5 @@ func TestPeerCompilersCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runPeerSuite(t, items)
+	runPeerSuite(t, items, true)
 }

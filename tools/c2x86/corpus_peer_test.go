@@ -24,9 +24,10 @@ import (
 // from, not by us. Every corpus item is compiled with gcc and clang-15 at
 // -O0..-O3 (and -masm=intel); each assembly must pass the lane's real
 // verifier (sandbox, GNU as, ld), and a behaviour-changing mutant of each
-// must fail. The default tier checks one item per category
-// (TestPeerCompilersSample); the whole corpus is behind the long build tag
-// (corpus_peer_long_test.go).
+// must fail. The default tier checks one item per category, each in one
+// configuration, every configuration once (TestPeerCompilersSample); the
+// long build tag checks those items in every configuration, and the whole
+// corpus (corpus_peer_long_test.go).
 
 // peerConfig is one compiler configuration whose -S output the lane must
 // accept.
@@ -78,7 +79,9 @@ func peerSample(items []prompts.CorpusItem) []prompts.CorpusItem {
 }
 
 // TestPeerCompilersSample runs the peer suite on one corpus item per
-// category, in every configuration (-short: each item in one).
+// category: in the default tier (and with -short) each item in one
+// configuration, the twelve items covering the twelve configurations;
+// with -tags long each item in every configuration.
 func TestPeerCompilersSample(t *testing.T) {
 	t.Parallel()
 	items, err := LoadBuiltinCorpus()
@@ -89,7 +92,7 @@ func TestPeerCompilersSample(t *testing.T) {
 	if len(sample) != len(CorpusSpec().Categories) {
 		t.Fatalf("sample has %d items for %d categories", len(sample), len(CorpusSpec().Categories))
 	}
-	runPeerSuite(t, sample)
+	runPeerSuite(t, sample, longTier)
 }
 
 // peerTally counts one configuration's results.
@@ -118,14 +121,18 @@ func (s *peerStats) tally(cfg string, f func(*peerTally)) {
 	f(s.by[cfg])
 }
 
-// runPeerSuite checks items in every configuration and logs a table of
-// the results.
-func runPeerSuite(t *testing.T, items []prompts.CorpusItem) {
+// runPeerSuite checks items in every configuration (matrix), else each
+// item in one configuration, and logs a table of the results.
+func runPeerSuite(t *testing.T, items []prompts.CorpusItem, matrix bool) {
 	start := time.Now()
 	stats := &peerStats{by: map[string]*peerTally{}}
 	configs := peerConfigs()
-	if testing.Short() {
-		t.Logf("-short: each item in one configuration (item i in configuration (i+6) mod %d)", len(configs))
+	diagonal := testing.Short() || !matrix
+	if diagonal {
+		if len(items) < len(configs) {
+			t.Fatalf("%d items cannot cover the %d configurations one item each", len(items), len(configs))
+		}
+		t.Logf("each item in one configuration (item i in configuration (i+6) mod %d; every configuration: -tags long)", len(configs))
 	}
 	t.Run("configs", func(t *testing.T) {
 		for ci, cfg := range configs {
@@ -135,7 +142,7 @@ func runPeerSuite(t *testing.T, items []prompts.CorpusItem) {
 					t.Skipf("%s not found in PATH: install Debian's %s package (setup.sh does) to check its output", cfg.cc, cfg.cc)
 				}
 				for i, it := range items {
-					if testing.Short() && (i+6)%len(configs) != ci {
+					if diagonal && (i+6)%len(configs) != ci {
 						continue
 					}
 					t.Run(it.ID, func(t *testing.T) {

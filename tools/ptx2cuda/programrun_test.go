@@ -11,16 +11,17 @@ import (
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
+	"github.com/kiln-dev/kiln/tools/buildjob"
 )
 
-// standInProgram is a host-only program whose behaviour MODE picks: what
-// a GPU program's harness run looks like from outside (stdout, stderr,
-// exit status, signals, hangs), for the run and compare logic on a host
-// without a GPU.
-const standInProgram = `#include <cstdio>
-#include <csignal>
-#include <cstdlib>
-int main()
+// standInProgram is a host-only C program whose behaviour MODE picks:
+// what a GPU program's harness run looks like from outside (stdout,
+// stderr, exit status, signals, hangs), for the run and compare logic on
+// a host without a GPU.
+const standInProgram = `#include <stdio.h>
+#include <signal.h>
+#include <stdlib.h>
+int main(void)
 {
 #if MODE == 0      /* the probe */
     printf("kiln gpu probe ok\n");
@@ -51,9 +52,11 @@ int main()
 // TestProgramRunStages runs the program harness's run and compare logic
 // (programRunStages, through Complete) with real sandboxed processes on
 // this host: the "GPU" is declared present and the programs are host-only
-// stand-ins (standInProgram) built with nvcc in the sandbox, so what is
-// checked is the judging of what the programs do, not CUDA. Whether real
-// CUDA programs run so is for a GPU host (TestPrepareProgramGPUCheck).
+// stand-ins (standInProgram) built with gcc in the sandbox (ten nvcc
+// builds cost ten times the CPU; TestProgramVerify builds with the lane's
+// own nvcc job), so what is checked is the judging of what the programs
+// do, not CUDA. Whether real CUDA programs run so is for a GPU host
+// (TestPrepareProgramGPUCheck).
 func TestProgramRunStages(t *testing.T) {
 	t.Parallel()
 	needNVCC(t)
@@ -70,7 +73,9 @@ func TestProgramRunStages(t *testing.T) {
 	defer cancel()
 	bins := map[int][]byte{}
 	for mode := 0; mode <= 9; mode++ {
-		res, err := l.builds.Run(ctx, l.programJob(ProgramSpec{Kernel: "k", Flags: []string{fmt.Sprintf("-DMODE=%d", mode)}}, standInProgram))
+		job := buildjob.Command("stand-in", toolchain.GCC, []string{"-x", "c", fmt.Sprintf("-DMODE=%d", mode), "-o", exeFile, FileProgram},
+			map[string][]byte{FileProgram: []byte(standInProgram)}, exeFile)
+		res, err := l.builds.Run(ctx, job)
 		if err != nil || !res.OK() {
 			t.Fatalf("build mode %d: %v %s", mode, err, res.Entry.Stderr)
 		}

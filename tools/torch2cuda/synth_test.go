@@ -251,7 +251,8 @@ func checkOutcomes(t *testing.T, acc []refinement.Candidate, rej []refinement.Re
 // are rejected with their reasons: the forward returns its input, is
 // non-deterministic, is too large, gives a constant or non-finite
 // output, imports os, repeats an earlier block under new names, or copies
-// the benchmark folder's problem.
+// the benchmark folder's problem. Then TestValidateProblemCPUDevice's
+// check, here on the CPU checks this screen cached.
 func TestValidateSyntheses(t *testing.T) {
 	t.Parallel()
 	l := newLane(t, "")
@@ -259,12 +260,18 @@ func TestValidateSyntheses(t *testing.T) {
 		t.Skip("a GPU host: TestValidateSynthesesOnGPU (-tags gpu) checks there")
 	}
 	l.cfg.Synth.CPURSS = 3 << 30 // the too large problem dies sooner (TestRefineTorch2CUDA in cmd/kiln keeps the default)
+	l.cfg.CacheDir = t.TempDir()
 	reply, err := os.ReadFile("testdata/synth/reply_conv.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	acc, rej := screenReply(t, l, string(reply))
 	checkOutcomes(t, acc, rej, "pending")
+	t.Run("cpu device", func(t *testing.T) {
+		cpu := newLane(t, "cpu")
+		cpu.cfg.Synth.CPURSS, cpu.cfg.CacheDir = l.cfg.Synth.CPURSS, l.cfg.CacheDir
+		checkCPUDevice(t, cpu)
+	})
 }
 
 // TestKernelBenchContamination: a KernelBench problem, copied with its
@@ -395,10 +402,21 @@ func TestProblemFeatures(t *testing.T) {
 
 // TestValidateProblemCPUDevice: a lane that judges on the CPU (Device
 // "cpu") takes the CPU check as final: a sound problem is accepted, not
-// pending, and one that returns its input is still rejected.
+// pending, and one that returns its input is still rejected. On a host
+// without a GPU TestValidateSyntheses checks it, with the CPU checks of
+// its screen (the same problems: no second check process).
 func TestValidateProblemCPUDevice(t *testing.T) {
 	t.Parallel()
-	l := newLane(t, "cpu")
+	if !testRegistry.GPU().Present {
+		t.Skip("TestValidateSyntheses checks it on this host (its cpu device subtest)")
+	}
+	checkCPUDevice(t, newLane(t, "cpu"))
+}
+
+// checkCPUDevice validates the fixture reply's first (sound) and third
+// (returns its input) problems with l, a lane with Device "cpu".
+func checkCPUDevice(t *testing.T, l *Lane) {
+	t.Helper()
 	reply, err := os.ReadFile("testdata/synth/reply_conv.md")
 	if err != nil {
 		t.Fatal(err)

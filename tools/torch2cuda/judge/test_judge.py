@@ -21,7 +21,16 @@ JUDGE = os.path.join(HERE, "judge.py")
 DATA = os.path.join(HERE, "testdata")
 
 
+try:
+    import torch  # noqa: F401
+    _TORCH_HERE = True
+except Exception:
+    _TORCH_HERE = False
+
+
 def _has_torch(py):
+    if py == sys.executable and _TORCH_HERE:
+        return True  # this interpreter imports it: no second torch start-up to find out
     try:
         return subprocess.run([py, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
     except Exception:
@@ -109,8 +118,13 @@ MAIN_JOBS = [
 ]
 
 
+# The ids of main_batch's bad lines: a missing candidate file, and a line that is not JSON.
+MAIN_BAD_IDS = ["line%d" % (len(MAIN_JOBS) + 2), "nope"]
+
+
 def main_batch():
-    """One batch (2 at a time) over most fixtures; tests read their line."""
+    """One batch (2 at a time) over most fixtures, and two bad lines after them (MAIN_BAD_IDS); tests read
+    their line."""
     if "main" not in STATE:
         tmp = STATE["tmp"]
         jobs = os.path.join(tmp, "main_jobs.jsonl")
@@ -119,6 +133,8 @@ def main_batch():
                 # paths relative to the jobs file's folder
                 f.write(json.dumps({"id": jid, "reference": os.path.relpath(d(ref), tmp),
                                     "candidate": os.path.relpath(d(cand), tmp)}) + "\n")
+            f.write(json.dumps({"id": "nope", "reference": d("ref_relu_matmul.py"), "candidate": "no/such.py"}) + "\n")
+            f.write("not json\n")
         out = os.path.join(tmp, "main_results.jsonl")
         target_dir = tempfile.mkdtemp(prefix="kiln-judge-target-")
         target = os.path.join(target_dir, "results.jsonl")
@@ -128,9 +144,24 @@ def main_batch():
         with open(target) as f:
             STATE["target_text"] = f.read()
         shutil.rmtree(target_dir, ignore_errors=True)
-        STATE["main"] = {r["id"]: r for r in read_jsonl(out)}
+        rs = read_jsonl(out)
+        STATE["main"] = {r["id"]: r for r in rs}
+        STATE["main_ids"] = [r["id"] for r in rs]
         STATE["main_summary"] = summary
     return STATE["main"]
+
+
+def timed_batch():
+    """One timed batch of the correct and the slow candidate, one at a time (so that neither's timing
+    shares the CPU with the other's)."""
+    if "timed" not in STATE:
+        rows = [{"id": "correct", "reference": d("ref_relu_matmul.py"), "candidate": d("cand_correct.py")},
+                {"id": "slow", "reference": d("ref_relu_matmul.py"), "candidate": d("cand_slow.py")}]
+        out = os.path.join(STATE["tmp"], "timed_results.jsonl")
+        run_judge("batch", "--jobs", write_jobs("timed_jobs.jsonl", rows), "--out", out, "--build-dir", STATE["build"],
+                  "--warmup", "2", "--iters", "10", "--parallel", "1")
+        STATE["timed"] = {r["id"]: r for r in read_jsonl(out)}
+    return STATE["timed"]
 
 
 class TestProbe(unittest.TestCase):
@@ -378,8 +409,8 @@ class TestCacheAndTiming(unittest.TestCase):
         first = STATE["first_compile"]
         self.assertFalse(first["cached"], first)
         self.assertGreater(first["compile_ms"], 1000)
-        r = run_judge("judge", "--reference", d("ref_relu_matmul.py"), "--candidate", d("cand_correct.py"),
-                      "--build-dir", STATE["build"], "--no-timing")
+        # The main batch judged cand_correct.py after setUpModule built it.
+        r = main_batch()["correct"]
         self.assertTrue(r["compile_cached"], r)
         self.assertLess(r["compile_ms"], first["compile_ms"] / 5)
         # the extension name is not part of the key: a renamed copy hits the same cache entry
@@ -394,8 +425,7 @@ class TestCacheAndTiming(unittest.TestCase):
 
     @needs_build
     def test_timing_figures(self):
-        r = run_judge("judge", "--reference", d("ref_relu_matmul.py"), "--candidate", d("cand_correct.py"),
-                      "--build-dir", STATE["build"], "--warmup", "2", "--iters", "10")
+        r = timed_batch()["correct"]
         self.assertTrue(r["correct"], r)
         self.assertEqual(r["class"], "", r)  # correct is a pass, faster than torch or not
         self.assertTrue(r["pass"], r)
@@ -411,8 +441,7 @@ class TestCacheAndTiming(unittest.TestCase):
 
     @needs_build
     def test_correct_but_slower_is_a_pass(self):
-        r = run_judge("judge", "--reference", d("ref_relu_matmul.py"), "--candidate", d("cand_slow.py"),
-                      "--build-dir", STATE["build"], "--warmup", "2", "--iters", "10")
+        r = timed_batch()["slow"]
         self.assertTrue(r["correct"], r)
         self.assertLess(r["speedup"], 1.0, r)
         self.assertIs(r["fast"], False, r)
@@ -506,16 +535,10 @@ class TestIsolation(unittest.TestCase):
         self.assertEqual(left, [], "evaluation processes outlived the killed judge")
 
     def test_missing_files_are_reported_per_job(self):
-        tmp = STATE["tmp"]
-        jobs = os.path.join(tmp, "missing_jobs.jsonl")
-        with open(jobs, "w") as f:
-            f.write(json.dumps({"id": "nope", "reference": d("ref_relu_matmul.py"), "candidate": "no/such.py"}) + "\n")
-            f.write("not json\n")
-        out = os.path.join(tmp, "missing_results.jsonl")
-        run_judge("batch", "--jobs", jobs, "--out", out, "--device", "cpu")
-        rs = read_jsonl(out)
-        self.assertEqual(sorted(r["id"] for r in rs), ["line2", "nope"])
-        self.assertTrue(all(not r["pass"] for r in rs))
+        # The main batch's two bad lines, after its fixtures: one result each, neither a pass.
+        by = main_batch()
+        self.assertEqual(sorted(STATE["main_ids"]), sorted([jid for jid, _, _ in MAIN_JOBS] + MAIN_BAD_IDS))
+        self.assertTrue(all(not by[jid]["pass"] for jid in MAIN_BAD_IDS), [by[jid] for jid in MAIN_BAD_IDS])
 
 
 PROBLEMS = os.path.join(DATA, "problems")
@@ -612,13 +635,18 @@ class TestReferenceErrors(unittest.TestCase):
     @needs_build
     def test_reference_time_is_not_the_candidates(self):
         # The reference takes 6 s to build; the candidate's 5 s start after the reference stage.
-        r = run_judge("judge", "--reference", os.path.join(PROBLEMS, "ref_slow_init.py"), "--candidate",
-                      d("cand_correct.py"), "--build-dir", STATE["build"], "--no-timing", "--timeout", "5",
-                      "--reference-timeout", "30")
+        # One batch, its two jobs side by side, each with the timeouts of its own line (as the lane gives them).
+        ref = os.path.join(PROBLEMS, "ref_slow_init.py")
+        rows = [{"id": "own", "reference": ref, "candidate": d("cand_correct.py"), "timeout": 5, "reference_timeout": 30},
+                {"id": "shared", "reference": ref, "candidate": d("cand_correct.py"), "timeout": 3}]
+        out = os.path.join(STATE["tmp"], "reftime_results.jsonl")
+        run_judge("batch", "--jobs", write_jobs("reftime_jobs.jsonl", rows), "--out", out, "--build-dir",
+                  STATE["build"], "--no-timing", "--parallel", "2", "--timeout", "120")
+        by = {r["id"]: r for r in read_jsonl(out)}
+        r = by["own"]
         self.assertTrue(r["pass"], r)
         self.assertGreater(r["stages"][0]["ms"], 5000, r["stages"][0])
-        r = run_judge("judge", "--reference", os.path.join(PROBLEMS, "ref_slow_init.py"), "--candidate",
-                      d("cand_correct.py"), "--build-dir", STATE["build"], "--no-timing", "--timeout", "3")
+        r = by["shared"]  # no reference timeout of its own: the reference gets the job's 3 s too
         self.assertEqual((r["class"], r.get("reference_reason")), ("reference_error", "timeout"), r)
 
     @needs_build
@@ -664,6 +692,9 @@ class TestCheck(unittest.TestCase):
 
     def test_check_returns_input(self):
         # A forward that returns its input (itself, or a copy) is found: it asks for no kernel.
+        # One check process for the three problems.
+        want = {"same": ["out = input 0"], "copy": ["out = input 0"], "second": ["out[1] = input 1"]}
+        rows = []
         for name, ret in (("same", "x"), ("copy", "x.clone()"), ("second", "(x * 2, y.clone())")):
             p = os.path.join(STATE["tmp"], "ref_returns_%s.py" % name)
             with open(p, "w") as f:
@@ -671,10 +702,15 @@ class TestCheck(unittest.TestCase):
                         "    def forward(self, x, y):\n        return %s\n\n\n"
                         "def get_inputs():\n    return [torch.randn(8, 16), torch.randn(8, 16)]\n\n\n"
                         "def get_init_inputs():\n    return []\n" % ret)
-            r = run_judge("check", "--reference", p, "--device", "cpu", "--runs", "1")
+            rows.append({"id": name, "reference": p})
+        out = os.path.join(STATE["tmp"], "returns_results.jsonl")
+        run_judge("check", "--problems", write_jobs("returns_jobs.jsonl", rows), "--out", out, "--device", "cpu",
+                  "--runs", "1")
+        by = {r["id"]: r for r in read_jsonl(out)}
+        self.assertEqual(sorted(by), sorted(want))
+        for name, r in by.items():
             self.assertTrue(r["ok"], r)
-            want = {"same": ["out = input 0"], "copy": ["out = input 0"], "second": ["out[1] = input 1"]}[name]
-            self.assertEqual(r["returns_input"], want, r)
+            self.assertEqual(r["returns_input"], want[name], r)
 
     def test_check_many(self):
         # One process checks them all; a hang or a dead process costs only its own problem.
