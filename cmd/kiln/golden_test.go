@@ -96,6 +96,7 @@ func TestGoldenCUDASynth(t *testing.T) {
 	srv := httptest.NewServer(synth)
 	t.Cleanup(srv.Close)
 	data := filepath.Join(dir, "data")
+	sharedCompileCache(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	g := map[string]any{}

@@ -49,6 +49,28 @@ func testMain(m *testing.M) int {
 // toolchainDirVar names the shared toolchain folder (see TestMain).
 const toolchainDirVar = "KILN_TOOLCHAIN_DIR"
 
+// sharedCompileCache makes the data folder data (made if missing) use the
+// test binary's one compile cache: data/compile-cache, where the CUDA
+// lanes keep their builds by content, becomes a link to a folder beside
+// the shared toolchain probe. Tests that build the same programs (the
+// cuda-synth corpus's, cudaBroken, ...) then pay for each build once per
+// test binary. Only for tests whose checks do not depend on a cold cache
+// (compile counts are not among them: the goldens drop them as volatile).
+// The cache is safe for several processes and lanes at once (atomic
+// renames; sandboxes/toolchain.Cache).
+func sharedCompileCache(t testing.TB, data string) {
+	t.Helper()
+	shared := filepath.Join(os.Getenv(toolchainDirVar), "compile-cache")
+	for _, d := range []string{data, shared} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(shared, filepath.Join(data, "compile-cache")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // testGetenv is the environment of in-process kiln verbs: empty but for
 // the shared toolchain folder.
 func testGetenv(key string) string {

@@ -851,6 +851,7 @@ func TestRefineCUDASynth(t *testing.T) {
 	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
+	sharedCompileCache(t, data)
 	fence := func(src string) string { return "```cuda\n" + src + "```" }
 	var rules []string
 	for _, r := range [][2]string{{`brute-force N-body step of 1024 bodies`, fence(nbody)}, {`.`, fence(cudaBroken)}} {
