@@ -144,7 +144,7 @@ func TestCUDA2HIPCampaign(t *testing.T) {
 		return p
 	}
 	data := filepath.Join(dir, "data")
-	sharedCompileCache(t, data)
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	for _, sp := range []string{

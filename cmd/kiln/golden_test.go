@@ -96,7 +96,7 @@ func TestGoldenCUDASynth(t *testing.T) {
 	srv := httptest.NewServer(synth)
 	t.Cleanup(srv.Close)
 	data := filepath.Join(dir, "data")
-	sharedCompileCache(t, data)
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	g := map[string]any{}

@@ -49,25 +49,31 @@ func testMain(m *testing.M) int {
 // toolchainDirVar names the shared toolchain folder (see TestMain).
 const toolchainDirVar = "KILN_TOOLCHAIN_DIR"
 
-// sharedCompileCache makes the data folder data (made if missing) use the
-// test binary's one compile cache: data/compile-cache, where the CUDA
-// lanes keep their builds by content, becomes a link to a folder beside
-// the shared toolchain probe. Tests that build the same programs (the
-// cuda-synth corpus's, cudaBroken, ...) then pay for each build once per
-// test binary. Only for tests whose checks do not depend on a cold cache
-// (compile counts are not among them: the goldens drop them as volatile).
-// The cache is safe for several processes and lanes at once (atomic
-// renames; sandboxes/toolchain.Cache).
-func sharedCompileCache(t testing.TB, data string) {
+// sharedCaches makes the data folder data (made if missing) use the test
+// binary's caches by content: data/compile-cache (the CUDA lanes' builds)
+// and data/cache/c2x86 (the c2x86 references: gcc's assembly, driver.o,
+// the expected output) become links to folders beside the shared
+// toolchain probe. Tests that build the same programs or judge the same
+// corpus items then pay for each once per test binary (when they do not
+// run at the same moment). Only for tests whose checks do not depend on a
+// cold cache: not the metrics tests (they count cache lookups), not the
+// kill loops (their kills are timed against the campaign's pace). Both
+// caches are safe for several processes at once (atomic renames).
+func sharedCaches(t testing.TB, data string) {
 	t.Helper()
-	shared := filepath.Join(os.Getenv(toolchainDirVar), "compile-cache")
-	for _, d := range []string{data, shared} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	root := os.Getenv(toolchainDirVar)
+	for _, l := range []struct{ link, target string }{
+		{filepath.Join(data, "compile-cache"), filepath.Join(root, "compile-cache")},
+		{filepath.Join(data, "cache", "c2x86"), filepath.Join(root, "c2x86-references")},
+	} {
+		for _, d := range []string{filepath.Dir(l.link), l.target} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(l.target, l.link); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := os.Symlink(shared, filepath.Join(data, "compile-cache")); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -267,6 +267,7 @@ func TestVerifyPendingExitsThree(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data) // sim_01's builds: TestGoldenCUDASynth's too
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for _, args := range [][]string{

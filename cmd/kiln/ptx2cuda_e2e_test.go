@@ -86,7 +86,7 @@ concurrency: 2
 agent: {repair_turns: 0, max_tool_calls: 0}
 `, script))
 	data := filepath.Join(dir, "data")
-	sharedCompileCache(t, data)
+	sharedCaches(t, data)
 	if code, out, errs := runKiln(t, ctx, "run", "--data", data, "--log-level", "warn", spec); code != 0 {
 		t.Fatalf("kiln run: exit %d\n%s\n%.3000s", code, out, errs)
 	}

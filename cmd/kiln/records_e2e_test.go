@@ -113,7 +113,7 @@ func TestRecordsIntoTranslationLanes(t *testing.T) {
 			name, lane, tasks, models))
 	}
 	data := filepath.Join(dir, "data")
-	sharedCompileCache(t, data)
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	run := func(specPath string) (int, string, string) {

@@ -195,6 +195,7 @@ func newRefineFixture(t *testing.T, name, solverLatency string, concurrency int)
 	t.Helper()
 	dir := t.TempDir()
 	f := &refineFixture{dir: dir, data: filepath.Join(dir, "data")}
+	sharedCaches(t, f.data)
 	corpus := filepath.Join(dir, "corpus")
 	var rules []string
 	rule := func(fn, asm string) {
@@ -851,7 +852,7 @@ func TestRefineCUDASynth(t *testing.T) {
 	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	sharedCompileCache(t, data)
+	sharedCaches(t, data)
 	fence := func(src string) string { return "```cuda\n" + src + "```" }
 	var rules []string
 	for _, r := range [][2]string{{`brute-force N-body step of 1024 bodies`, fence(nbody)}, {`.`, fence(cudaBroken)}} {

@@ -106,7 +106,7 @@ agent: {repair_turns: 0, max_tool_calls: 0}
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	sharedCompileCache(t, data)
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	if code, out, errs := runKiln(t, ctx, "run", "--data", data, "--log-level", "warn", specPath); code != 0 {
