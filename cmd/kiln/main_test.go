@@ -57,7 +57,8 @@ const toolchainDirVar = "KILN_TOOLCHAIN_DIR"
 // corpus items then pay for each once per test binary (when they do not
 // run at the same moment). Only for tests whose checks do not depend on a
 // cold cache: not the metrics tests (they count cache lookups), not the
-// kill loops (their kills are timed against the campaign's pace). Both
+// kill loops (their kills are timed against the campaign's pace), not
+// TestGoldenCUDASynth (a cached build's stage detail says "(cached)"). Both
 // caches are safe for several processes at once (atomic renames).
 func sharedCaches(t testing.TB, data string) {
 	t.Helper()
