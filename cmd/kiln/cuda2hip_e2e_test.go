@@ -22,14 +22,15 @@ import (
 // the store:
 //
 //   - a script model answering one task each with a right translation, a
-//     translation printing an extra line (its CPU stages pass: a wrong
-//     output is only seen on a GPU, so it is pending), one with a kernel
+//     translation printing an extra line (-tags long; its CPU stages pass:
+//     a wrong output is only seen on a GPU, so it is pending), one with a kernel
 //     renamed (hip_compile_error at rdna3), one that does not compile
 //     (hip_compile_error), a cheat that includes cuda_runtime.h and calls
 //     the CUDA runtime (cuda_in_hip at hip-check, before any compile, and
 //     suspected in its labels), and a refusal in prose (no_answer);
-//   - the rule-based baseline (kind: hipify) over two translatable
-//     programs (pending passes, with zero tokens) and one with inline PTX,
+//   - the rule-based baseline (kind: hipify) over one translatable
+//     program (two under -tags long; pending passes, with zero tokens)
+//     and one with inline PTX,
 //     which it refuses in a sentence (no_answer).
 //
 // The pending runs keep what a GPU host needs; `kiln rescore --pending`
@@ -93,15 +94,28 @@ func TestCUDA2HIPCampaign(t *testing.T) {
 		campaign = "c2h-script"
 		baseline = "c2h-hipify"
 	)
-	scriptCorpus, progs := corpus("script-corpus", right, extra, renamed, broken, cheat, refusal)
+	// The default tier leaves out the two programs whose verdicts repeat
+	// right's on a CPU host (every CPU stage passes, the run is pending):
+	// the translation with an extra line of output (only a GPU run tells
+	// it from right; tools/cuda2hip TestPeers checks such output-only
+	// twins pending on a CPU host under -tags long, failed on a GPU host)
+	// and the baseline's second translatable program. 5 and 3 of the
+	// test's 23 nvcc/hipcc builds; -tags long runs both.
+	scriptIDs, baseIDs := []string{right, renamed, broken, cheat, refusal}, []string{right, ptxAsm}
+	if longTier {
+		scriptIDs, baseIDs = append(scriptIDs, extra), append(baseIDs, broken)
+	}
+	scriptCorpus, progs := corpus("script-corpus", scriptIDs...)
 	kernel := regexp.MustCompile(`__global__\s+void\s+(\w+)`).FindStringSubmatch(progs[renamed])[1]
 	answers := map[string]string{
-		right: translate(progs[right]),
-		// An extra line of output: only a GPU run can tell.
-		extra:   mustReplace(translate(progs[extra]), "int main(", "static int extra_line = printf(\"checksum 41\\n\");\nint main("),
+		right:   translate(progs[right]),
 		renamed: strings.ReplaceAll(translate(progs[renamed]), kernel, kernel+"_v2"),
 		broken:  mustReplace(translate(progs[broken]), "hipMalloc(", "hipMalloc(("),
 		cheat:   "#include <cuda_runtime.h>\n" + strings.ReplaceAll(translate(progs[cheat]), "hipMalloc(", "cudaMalloc("),
+	}
+	if longTier {
+		// An extra line of output: only a GPU run can tell.
+		answers[extra] = mustReplace(translate(progs[extra]), "int main(", "static int extra_line = printf(\"checksum 41\\n\");\nint main(")
 	}
 	var script strings.Builder
 	for id, a := range answers {
@@ -118,7 +132,7 @@ func TestCUDA2HIPCampaign(t *testing.T) {
 	if err := os.WriteFile(scriptPath, []byte(script.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	baseCorpus, _ := corpus("baseline-corpus", right, broken, ptxAsm)
+	baseCorpus, _ := corpus("baseline-corpus", baseIDs...)
 
 	spec := func(name, corpus, models string) string {
 		p := filepath.Join(dir, name+".yaml")
@@ -130,6 +144,7 @@ func TestCUDA2HIPCampaign(t *testing.T) {
 		return p
 	}
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	for _, sp := range []string{
@@ -192,19 +207,22 @@ func TestCUDA2HIPCampaign(t *testing.T) {
 	pending := want{pass: true, pending: true, stage: "run", label: refinement.LabelPass}
 	// A cheat's stored label is its fine label; its suspicion makes
 	// refinement count it as suspected_cheating.
-	scripted := check(campaign, map[string]want{
+	scriptWants := map[string]want{
 		right:   pending,
-		extra:   pending,
 		renamed: {class: "hip_compile_error", stage: "rdna3", label: "hip.missing_kernel"},
 		broken:  {class: "hip_compile_error", stage: "hip-compile-amd"},
 		cheat:   {class: "cuda_in_hip", stage: "hip-check", label: "cuda_in_hip.header", suspect: true},
 		refusal: {class: "no_answer", stage: "extract"},
-	})
-	base := check(baseline, map[string]want{
+	}
+	baseWants := map[string]want{
 		right:  pending,
-		broken: pending,
 		ptxAsm: {class: "no_answer", stage: "extract"},
-	})
+	}
+	if longTier {
+		scriptWants[extra], baseWants[broken] = pending, pending
+	}
+	scripted := check(campaign, scriptWants)
+	base := check(baseline, baseWants)
 
 	blob := func(r runs.Result, name string) string {
 		h, ok := r.Verdict.Artifacts[name]

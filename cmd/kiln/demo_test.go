@@ -246,6 +246,7 @@ func TestDemoAnswerTwins(t *testing.T) {
 		{"abs_diff_i64.s", "int_026_abs_diff_u", "jge", "jae", "wrong_output"},
 	}
 	dir := t.TempDir()
+	sharedCaches(t, filepath.Join(dir, "data"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, c := range cases {

@@ -41,6 +41,7 @@ func TestEndToEndOpenAI(t *testing.T) {
 	}
 	specPath := writeSpec(t, dir, "e2e-openai", fmt.Sprintf(`  - {name: vllm, kind: openai, base_url: %s/v1, model: qwen-test, concurrency: 4}`, srv.URL), ids)
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	code, out, errs := runKiln(t, ctx, "run", "--data", data, specPath)
@@ -111,6 +112,7 @@ func TestEndToEndOllama(t *testing.T) {
 	}
 	specPath := writeSpec(t, dir, "e2e-ollama", fmt.Sprintf(`  - {name: local, kind: ollama, base_url: %s, model: "qwen2.5-coder:7b", num_ctx: 16384, keep_alive: 5m, think: true, concurrency: 2}`, srv.URL), ids)
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	code, out, errs := runKiln(t, ctx, "run", "--data", data, specPath)

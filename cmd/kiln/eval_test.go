@@ -73,6 +73,7 @@ refinement: {rounds: 2}
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	out := filepath.Join(dir, "report")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -25,6 +25,7 @@ func TestExportDataset(t *testing.T) {
 	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	ids := []string{"int_007_is_leap_year", "bit_003_power_of_two", "flt_001_cost_split", "flt_002_celsius_to_fahrenheit", "sw_many_008_letter_grade"}
 	corpus := filepath.Join(dir, "corpus")
 	var rules []string

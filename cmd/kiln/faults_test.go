@@ -100,6 +100,7 @@ func TestLLMFaults(t *testing.T) {
 	// A 2 s timeout per call: the hangs cost that much each.
 	specPath := writeSpec(t, dir, "faults", fmt.Sprintf(`  - {name: vllm, kind: openai, base_url: %s/v1, model: qwen-test, concurrency: 4, timeout: 2s}`, srv.URL), ids)
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()

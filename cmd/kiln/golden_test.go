@@ -33,11 +33,11 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files of TestGolden")
 
+// TestGoldenC2X86 runs the refinement fixture's campaign (refine_test.go)
+// once: its golden file, then checkRefineCampaign's hand computation,
+// kiln refine --plan and kiln refine on it.
 func TestGoldenC2X86(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: runs a refinement campaign")
-	}
 	f := newRefineFixture(t, "golden-c2x86", "", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -49,6 +49,10 @@ func TestGoldenC2X86(t *testing.T) {
 	g["synth_prompts"] = normaliseAny(f.synth.prompts, f.dir)
 	f.synth.mu.Unlock()
 	compareGolden(t, "c2x86", g)
+	// The same campaign, checked against the hand computation, then
+	// planned and forked (refine_test.go): one run of the fixture's 48
+	// tasks serves both.
+	checkRefineCampaign(t, ctx, f, "golden-c2x86")
 }
 
 func TestGoldenCUDASynth(t *testing.T) {
@@ -92,6 +96,8 @@ func TestGoldenCUDASynth(t *testing.T) {
 	srv := httptest.NewServer(synth)
 	t.Cleanup(srv.Close)
 	data := filepath.Join(dir, "data")
+	// A cold compile cache of its own: the stage details say "(cached)"
+	// on a hit, and the golden file has none.
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	g := map[string]any{}

@@ -49,6 +49,35 @@ func testMain(m *testing.M) int {
 // toolchainDirVar names the shared toolchain folder (see TestMain).
 const toolchainDirVar = "KILN_TOOLCHAIN_DIR"
 
+// sharedCaches makes the data folder data (made if missing) use the test
+// binary's caches by content: data/compile-cache (the CUDA lanes' builds)
+// and data/cache/c2x86 (the c2x86 references: gcc's assembly, driver.o,
+// the expected output) become links to folders beside the shared
+// toolchain probe. Tests that build the same programs or judge the same
+// corpus items then pay for each once per test binary (when they do not
+// run at the same moment). Only for tests whose checks do not depend on a
+// cold cache: not the metrics tests (they count cache lookups), not the
+// kill loops (their kills are timed against the campaign's pace), not
+// TestGoldenCUDASynth (a cached build's stage detail says "(cached)"). Both
+// caches are safe for several processes at once (atomic renames).
+func sharedCaches(t testing.TB, data string) {
+	t.Helper()
+	root := os.Getenv(toolchainDirVar)
+	for _, l := range []struct{ link, target string }{
+		{filepath.Join(data, "compile-cache"), filepath.Join(root, "compile-cache")},
+		{filepath.Join(data, "cache", "c2x86"), filepath.Join(root, "c2x86-references")},
+	} {
+		for _, d := range []string{filepath.Dir(l.link), l.target} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(l.target, l.link); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // testGetenv is the environment of in-process kiln verbs: empty but for
 // the shared toolchain folder.
 func testGetenv(key string) string {

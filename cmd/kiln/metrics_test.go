@@ -215,7 +215,10 @@ func writeCorpusDirs(t *testing.T, dir string, items ...prompts.CorpusItem) {
 // compile cache figures equal what the store (and the cache folder) hold,
 // and the webhook got a done event per campaign with the store's counts.
 func TestMetricsServe(t *testing.T) {
-	// Not parallel: kiln serve in this process makes its own sandbox runner.
+	// Parallel: its daemon has a registry, a sandbox runner and a data
+	// folder of its own (runs/metrics.New), so other tests' runs do not
+	// move its figures.
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 

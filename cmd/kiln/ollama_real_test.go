@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +30,16 @@ func TestRealOllamaKillResume(t *testing.T) {
 	name := "real-ollama"
 	spec := writeSpec(t, dir, name, fmt.Sprintf(`  - {name: local, kind: ollama, base_url: %s, model: %s, num_ctx: 16384, keep_alive: 5m, concurrency: 4}`,
 		s.URL, ollamatest.ModelName), ids)
+	// The tiny model answers in prose, so with a repair turn each task
+	// costs a second, longer call: half of the test's CPU, spent by the
+	// llama.cpp runner (prompt tokens are bytes). The default tier asks
+	// once per task; the long tier keeps writeSpec's repair turn. (Repair
+	// turns over the native adapter: TestEndToEndOllama; a second turn on
+	// the real server: agent/ollama/ollamatest TestInteropChat's tool round
+	// trip.)
+	if !longTier {
+		setSpecLine(t, spec, "agent: {repair_turns: 1, max_tool_calls: 4}", "agent: {repair_turns: 0, max_tool_calls: 4}")
+	}
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -138,4 +150,21 @@ func doneTasks(t *testing.T, data, name string) int {
 		return 0
 	}
 	return n.Done
+}
+
+// setSpecLine replaces the line old of the spec file at path with new
+// (old must be there).
+func setSpecLine(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), "\n"+old+"\n", "\n"+new+"\n", 1)
+	if s == string(b) {
+		t.Fatalf("%s: no line %q", path, old)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -164,6 +164,7 @@ func TestReportTaskFaults(t *testing.T) {
 // task, a connection dropped mid-stream): the task is judged by the real
 // failure class, not model_error, and the failed call is one model fault.
 func TestRepairCallFailureKeepsClass(t *testing.T) {
+	t.Parallel()
 	bs := []behaviour{
 		{id: "bit_001_popcount", turns: []string{"right"}, pass: true},
 		{id: "bit_007_parity", turns: []string{"wrong"}, fault: ",500x20", class: "wrong_output", repairs: 1},
@@ -185,6 +186,7 @@ func TestRepairCallFailureKeepsClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data) // TestLLMFaults judges the same items first
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	code, out, errs := runKiln(t, ctx, "run", "--data", data, specPath)
@@ -233,6 +235,7 @@ func funcOf(t *testing.T, id string) string { return corpusItem(t, id).Function 
 // GPU leave the run stage pending: exit 3, "pass": false, "pending": true,
 // as every lane's verify does.
 func TestVerifyPendingExitsThree(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: compiles CUDA and HIP programs")
 	}
@@ -248,11 +251,17 @@ func TestVerifyPendingExitsThree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The program TestCUDA2HIPCampaign and TestRecordsIntoTranslationLanes
+	// build too (the shared compile cache holds its builds when they ran
+	// first).
 	var prog string
 	for _, it := range items {
-		if it.ID == "sim_01_cloth_mass_spring" {
+		if it.ID == "basic_01_reduce_sum_shfl" {
 			prog = it.Program
 		}
+	}
+	if prog == "" {
+		t.Fatal("corpus item basic_01_reduce_sum_shfl not found")
 	}
 	hip, err := hipify.Translate(prog)
 	if err != nil || !hip.OK() {
@@ -267,6 +276,7 @@ func TestVerifyPendingExitsThree(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for _, args := range [][]string{

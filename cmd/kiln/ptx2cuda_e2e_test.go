@@ -19,7 +19,7 @@ import (
 )
 
 // TestPTX2CUDACampaign runs a ptx2cuda campaign over the builtin
-// elementwise tasks on this CPU host, the script model answering each with
+// elementwise tasks (five of them in the default tier) on this CPU host, the script model answering each with
 // one kind of answer: the reference kernel (right: compiled, run and
 // compare pending), a kernel with a parameter type changed (wrong:
 // compile_error, the harness's signature check), a kernel with a syntax
@@ -43,7 +43,11 @@ func TestPTX2CUDACampaign(t *testing.T) {
 		}
 		return p
 	}
-	ts, err := ptx2cuda.Kit().Source(kit.Tasks{Corpus: "builtin", Categories: []string{"elementwise"}, SamplesPerTask: 1})
+	// The default tier draws five of the dozen elementwise tasks (one
+	// answer of each kind); -tags long takes them all (each kind two or
+	// three times).
+	limit, draw := tierPick(5, 0), tierPick(", limit: 5, seed: 1", "")
+	ts, err := ptx2cuda.Kit().Source(kit.Tasks{Corpus: "builtin", Categories: []string{"elementwise"}, SamplesPerTask: 1, Limit: limit, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,19 +77,20 @@ func TestPTX2CUDACampaign(t *testing.T) {
 		b, _ := json.Marshal(map[string]string{"match": `\(task ` + regexp.QuoteMeta(id) + `\)`, "response": "Decompiled:\n\n```cuda\n" + answer + "```\n"})
 		rules = append(rules, string(b))
 	}
-	if len(ts.Round0) < 2*len(kinds) {
+	if len(ts.Round0) < tierPick(1, 2)*len(kinds) {
 		t.Fatalf("only %d elementwise tasks", len(ts.Round0))
 	}
 	script := write("answers.jsonl", strings.Join(rules, "\n")+"\n")
 	spec := write("ptx.yaml", fmt.Sprintf(`name: ptx-e2e
 lane: ptx2cuda
-tasks: {corpus: builtin, categories: [elementwise]}
+tasks: {corpus: builtin, categories: [elementwise]%s}
 models:
   - {name: replay, kind: script, script: %s}
 concurrency: 2
 agent: {repair_turns: 0, max_tool_calls: 0}
-`, script))
+`, draw, script))
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	if code, out, errs := runKiln(t, ctx, "run", "--data", data, "--log-level", "warn", spec); code != 0 {
 		t.Fatalf("kiln run: exit %d\n%s\n%.3000s", code, out, errs)
 	}

@@ -103,6 +103,7 @@ refinement: {rounds: 1, factor: 2, synthesizer: replay, categories: [elementwise
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	if code, out, errs := runKiln(t, ctx, "run", "--data", data, "--log-level", "warn", specPath); code != 0 {
 		t.Fatalf("kiln run: exit %d\n%s\n%.3000s", code, out, errs)
 	}

@@ -93,8 +93,17 @@ func TestRecordsIntoTranslationLanes(t *testing.T) {
 		}
 		progs[id] = read(filepath.Join(src, id, "program.cu"))
 		body := progs[id]
-		if id == spmv {
+		switch id {
+		case spmv:
 			body = strings.Replace(body, "cudaMalloc(", "cudaMalloc((", 1)
+		case reduce:
+			// What is under test for this record is that a pending record
+			// is left out, whatever its program: it is answered with the
+			// stencil's program (its own in the long tier), whose builds
+			// the compile cache already holds (7 nvcc/hipcc builds fewer).
+			if !longTier {
+				body = read(filepath.Join(src, stencil, "program.cu"))
+			}
 		}
 		answer("(task "+id+")", body)
 	}
@@ -104,6 +113,7 @@ func TestRecordsIntoTranslationLanes(t *testing.T) {
 			name, lane, tasks, models))
 	}
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	run := func(specPath string) (int, string, string) {

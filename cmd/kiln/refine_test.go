@@ -195,6 +195,7 @@ func newRefineFixture(t *testing.T, name, solverLatency string, concurrency int)
 	t.Helper()
 	dir := t.TempDir()
 	f := &refineFixture{dir: dir, data: filepath.Join(dir, "data")}
+	sharedCaches(t, f.data)
 	corpus := filepath.Join(dir, "corpus")
 	var rules []string
 	rule := func(fn, asm string) {
@@ -536,19 +537,14 @@ func checkReport(t *testing.T, ctx context.Context, data, name string) reportJSO
 	return rep
 }
 
-// TestRefineCampaign runs a two-round refinement campaign in-process and
-// checks the choices, the prompts, the mix, the drops and the report.
-func TestRefineCampaign(t *testing.T) {
-	t.Parallel()
-	// Not parallel: each kiln run in this process makes its own sandbox runner.
-	f := newRefineFixture(t, "refine-e2e", "", 4)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	code, out, errs := runKiln(t, ctx, "run", "--data", f.data, f.spec)
-	if code != 0 {
-		t.Fatalf("kiln run: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
-	}
-	checkRefined(t, ctx, f.data, "refine-e2e")
+// checkRefineCampaign checks the fixture's finished two-round refinement
+// campaign name (TestGoldenC2X86 runs it, in-process, and compares it with
+// its golden file first): the choices, the prompts, the mix, the drops and
+// the report, then kiln refine --plan and kiln refine. (It was
+// TestRefineCampaign, which ran the same campaign again at concurrency 4.)
+func checkRefineCampaign(t *testing.T, ctx context.Context, f *refineFixture, name string) {
+	t.Helper()
+	checkRefined(t, ctx, f.data, name)
 
 	// The resynthesis prompts hold the failing examples: source, wrong
 	// answer, diagnosis.
@@ -569,13 +565,13 @@ func TestRefineCampaign(t *testing.T) {
 		}
 	}
 
-	rep := checkReport(t, ctx, f.data, "refine-e2e")
+	rep := checkReport(t, ctx, f.data, name)
 	if len(rep.Decisions) != 2 || rep.Decisions[1].Stop == "" {
 		t.Errorf("decisions: %+v", rep.Decisions)
 	}
 	// Text report and chart.
 	svg := filepath.Join(f.dir, "chart.svg")
-	code, out, errs = runKiln(t, ctx, "report", "--data", f.data, "--svg", svg, "refine-e2e")
+	code, out, errs := runKiln(t, ctx, "report", "--data", f.data, "--svg", svg, name)
 	if code != 0 {
 		t.Fatalf("kiln report: %d %s", code, errs)
 	}
@@ -593,11 +589,18 @@ func TestRefineCampaign(t *testing.T) {
 		t.Errorf("svg chart: %v %.200s", err, b)
 	}
 
+	checkRefinePlanAndFork(t, ctx, f, name)
+}
+
+// checkRefinePlanAndFork checks kiln refine --plan and kiln refine on the
+// finished campaign name of checkRefineCampaign.
+func checkRefinePlanAndFork(t *testing.T, ctx context.Context, f *refineFixture, name string) {
+	t.Helper()
 	// kiln refine --plan: round 1's results decide round 2 (switch_many is
 	// still weak at 3/14, upper bound 48%; int_arith and bitops have 1
 	// result each, under 3) and nothing calls the synthesiser.
 	calls := f.synth.requests("float_const") + f.synth.requests("switch_many")
-	code, out, errs = runKiln(t, ctx, "refine", "--data", f.data, "--plan", "--json", "refine-e2e")
+	code, out, errs := runKiln(t, ctx, "refine", "--data", f.data, "--plan", "--json", name)
 	if code != 0 {
 		t.Fatalf("kiln refine --plan: %d %s", code, errs)
 	}
@@ -616,14 +619,14 @@ func TestRefineCampaign(t *testing.T) {
 	if n := f.synth.requests("float_const") + f.synth.requests("switch_many") + f.synth.requests("bitops"); n != calls {
 		t.Errorf("--plan called the synthesiser")
 	}
-	code, out, _ = runKiln(t, ctx, "refine", "--data", f.data, "--plan", "refine-e2e")
+	code, out, _ = runKiln(t, ctx, "refine", "--data", f.data, "--plan", name)
 	if code != 0 || !strings.Contains(out, "switch_many    below_threshold") || !strings.Contains(out, "synthesis: 12 new tasks") {
 		t.Errorf("text plan (exit %d):\n%s", code, out)
 	}
 
 	// kiln refine: a new campaign continues from round 1's results with one
 	// more round; the finished run is left as it was.
-	code, out, errs = runKiln(t, ctx, "refine", "--data", f.data, "--rounds", "1", "--name", "refine-e2e-more", "refine-e2e")
+	code, out, errs = runKiln(t, ctx, "refine", "--data", f.data, "--rounds", "1", "--name", name+"-more", name)
 	if code != 0 {
 		t.Fatalf("kiln refine: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
@@ -632,8 +635,8 @@ func TestRefineCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	src, _ := st.Campaign(ctx, "refine-e2e")
-	fork, err := st.Campaign(ctx, "refine-e2e-more")
+	src, _ := st.Campaign(ctx, name)
+	fork, err := st.Campaign(ctx, name+"-more")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -849,6 +852,7 @@ func TestRefineCUDASynth(t *testing.T) {
 	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 	fence := func(src string) string { return "```cuda\n" + src + "```" }
 	var rules []string
 	for _, r := range [][2]string{{`brute-force N-body step of 1024 bodies`, fence(nbody)}, {`.`, fence(cudaBroken)}} {

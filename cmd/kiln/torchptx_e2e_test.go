@@ -79,6 +79,7 @@ func TestTorchRecordsIntoPTX(t *testing.T) {
 			"concurrency: 2\nagent: {repair_turns: 0, max_tool_calls: 0}\n", name, lane, corpus, script))
 	}
 	data := filepath.Join(dir, "data")
+	sharedCaches(t, data)
 
 	// 1. The torch2cuda campaign.
 	t2c := spec("t2c", "torch2cuda", filepath.Join(dir, "problems"), write("t2c.jsonl", rule("(task my_gelu)", "```python\n"+answer+"```\n")))
