@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -745,7 +746,10 @@ func TestTrickledRequests(t *testing.T) {
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 		b, err := io.ReadAll(conn)
 		d := time.Since(begin)
-		if err != nil {
+		// A reset is the server ending it too: it closed with trickled
+		// bytes unread, so the kernel answered them with RST (seen under
+		// load in the default tier).
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) {
 			t.Errorf("reading the answer: %v", err)
 		}
 		conn.Close()
