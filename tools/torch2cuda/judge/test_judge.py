@@ -461,12 +461,9 @@ class TestIsolation(unittest.TestCase):
     @needs_build
     def test_hang_and_crash_do_not_disturb_the_next_job(self):
         tmp = STATE["tmp"]
-        jobs = os.path.join(tmp, "iso_jobs.jsonl")
         spec = [("crash", "cand_crash.py"), ("after_crash", "cand_correct.py"), ("hang", "cand_hang.py"),
                 ("after_hang", "cand_correct.py")]
-        with open(jobs, "w") as f:
-            for jid, cand in spec:
-                f.write(json.dumps({"id": jid, "reference": d("ref_relu_matmul.py"), "candidate": d(cand)}) + "\n")
+        jobs = write_jobs("iso_jobs.jsonl", relu_jobs(spec))
         out = os.path.join(tmp, "iso_results.jsonl")
         t0 = time.time()
         run_judge("batch", "--jobs", jobs, "--out", out, "--build-dir", STATE["build"], "--no-timing",
@@ -551,6 +548,11 @@ CANDIDATE_CLASSES = {"compile_error", "runtime_error", "illegal_memory", "timeou
                      "suspected_cheating", "slower"}
 
 
+def relu_jobs(spec):
+    """Job rows of (id, candidate fixture) pairs against ref_relu_matmul.py."""
+    return [{"id": jid, "reference": d("ref_relu_matmul.py"), "candidate": d(cand)} for jid, cand in spec]
+
+
 def write_jobs(name, rows):
     path = os.path.join(STATE["tmp"], name)
     with open(path, "w") as f:
@@ -566,12 +568,9 @@ class TestExclusiveTiming(unittest.TestCase):
         overlaps any other child's evaluation, and the time a child waits for its turn (here
         behind a hung neighbour until the parent kills it) is not charged to it."""
         tmp = STATE["tmp"]
-        jobs = os.path.join(tmp, "excl_jobs.jsonl")
         spec = [("hang", "cand_hang.py"), ("correct1", "cand_correct.py"), ("slow", "cand_slow.py"),
                 ("correct2", "cand_correct.py")]
-        with open(jobs, "w") as f:
-            for jid, cand in spec:
-                f.write(json.dumps({"id": jid, "reference": d("ref_relu_matmul.py"), "candidate": d(cand)}) + "\n")
+        jobs = write_jobs("excl_jobs.jsonl", relu_jobs(spec))
         out = os.path.join(tmp, "excl_results.jsonl")
         run_judge("batch", "--jobs", jobs, "--out", out, "--build-dir", STATE["build"], "--device", "cpu",
                   "--parallel", "3", "--exclusive-timing", "--warmup", "2", "--iters", "10", "--timeout", "6")
@@ -596,8 +595,7 @@ class TestExclusiveTiming(unittest.TestCase):
                     self.assertFalse(a < t1 and t0 < b, "%s timed during %s's %s hold: %s" % (jid, other, mode, windows))
         # without the flag no child waits or reports a lock
         out2 = os.path.join(tmp, "excl_results2.jsonl")
-        with open(jobs, "w") as f:
-            f.write(json.dumps({"id": "c", "reference": d("ref_relu_matmul.py"), "candidate": d("cand_correct.py")}) + "\n")
+        jobs = write_jobs("excl_jobs1.jsonl", relu_jobs([("c", "cand_correct.py")]))
         run_judge("batch", "--jobs", jobs, "--out", out2, "--build-dir", STATE["build"], "--device", "cpu",
                   "--parallel", "2", "--warmup", "2", "--iters", "10")
         self.assertNotIn("device_lock", read_jsonl(out2)[0])
