@@ -72,6 +72,28 @@ type wiring struct {
 	caps      string
 	reg       *toolchain.Registry
 	regProbed bool
+	// probed are the openai base URLs already asked whether they are an
+	// Ollama server (once per process: plan runs every refinement round).
+	probed map[string]bool
+}
+
+// unprobed is sp with only the models whose base URL no earlier plan has
+// checked for an Ollama server (models.OllamaWarnings).
+func (w *wiring) unprobed(sp *spec.Spec) *spec.Spec {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.probed == nil {
+		w.probed = map[string]bool{}
+	}
+	out := *sp
+	out.Models = nil
+	for _, m := range sp.Models {
+		if !w.probed[m.BaseURL] {
+			w.probed[m.BaseURL] = true
+			out.Models = append(out.Models, m)
+		}
+	}
+	return &out
 }
 
 // close releases the sandbox runner (its scratch and cgroups) and closes
@@ -212,7 +234,7 @@ func (w *wiring) plan(ctx context.Context, sp *spec.Spec) (*engine.Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, warn := range models.OllamaWarnings(ctx, sp, w.httpClient) {
+	for _, warn := range models.OllamaWarnings(ctx, w.unprobed(sp), w.httpClient) {
 		w.log.Warn(warn)
 	}
 	mode, err := solvers.ToolMode()
