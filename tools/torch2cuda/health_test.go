@@ -261,32 +261,49 @@ func TestGPURecovers(t *testing.T) {
 	if down := b.down(1); !strings.Contains(down, "GPU 1 failed its health probe again: Fake H100 unhealthy") {
 		t.Errorf("after a failed reprobe: %q", down)
 	}
-	// Healthy now: the next reprobe returns it to service.
+	// Healthy now: the next reprobe returns it to service. GPU 0 is held
+	// busy with d, so the next job must go to the recovered GPU 1. (Each
+	// job is seen to start before the next is submitted: on a loaded host
+	// two queued jobs could otherwise share one batch on the held GPU.)
 	f.set(func() { f.bad[1] = false })
 	time.Sleep(reprobe + 20*time.Millisecond)
+	for len(f.started) > 0 {
+		<-f.started
+	}
 	hold := make(chan struct{})
 	f.set(func() { f.hold[0] = hold })
+	release := sync.OnceFunc(func() {
+		f.set(func() { f.hold[0] = nil })
+		close(hold)
+	})
+	defer release()
 	d := submitJob(b, "d")
-	waitFor(t, "GPU 1 back in service", func() bool { return b.down(1) == "" })
-	// GPU 0 may have taken d and be held: e then goes to GPU 1.
-	e := submitJob(b, "e")
-	var onGPU1 bool
-	for range 2 {
-		select {
-		case out := <-d.done:
-			onGPU1 = onGPU1 || string(out.raw) == "1"
-		case out := <-e.done:
-			onGPU1 = onGPU1 || string(out.raw) == "1"
-		case <-time.After(10 * time.Second):
-			t.Fatal("no verdict from the recovered GPU")
+	select {
+	case got := <-f.started:
+		if got != "d" {
+			t.Fatalf("batch started with %s, want d", got)
 		}
-		if onGPU1 {
-			break
+	case <-time.After(10 * time.Second):
+		t.Fatal("d never started")
+	}
+	waitFor(t, "GPU 1 back in service, its slot free", func() bool { return b.down(1) == "" && b.slotFree(1) })
+	ranOn1 := func(cand string) (ok bool) {
+		f.get(func() {
+			ok = slices.ContainsFunc(f.batches[1], func(batch []string) bool { return slices.Contains(batch, cand) })
+		})
+		return ok
+	}
+	if !ranOn1("d") {
+		// d holds GPU 0.
+		if g := judgedOn(t, submitJob(b, "e")); g != 1 {
+			t.Errorf("e judged on GPU %d while GPU 0 was busy, want the recovered GPU 1", g)
 		}
 	}
-	f.set(func() { f.hold[0] = nil })
-	close(hold)
-	if !onGPU1 {
+	release()
+	if g := judgedOn(t, d); g != 0 && g != 1 {
+		t.Errorf("d: %d", g)
+	}
+	if !ranOn1("d") && !ranOn1("e") {
 		t.Error("the recovered GPU judged nothing")
 	}
 }
