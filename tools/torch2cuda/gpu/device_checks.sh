@@ -12,13 +12,17 @@
 #       KernelBench/level1 KernelBench/level2 KernelBench/level3 | tar x -C carry/kb
 #
 # then, on a two-GPU host (nvidia-h100-x2), within 600 s a call:
-#   bash tools/torch2cuda/gpu/device_checks.sh stream fewshot   # few-shot pairs, two-GPU quarantine
+#   bash tools/torch2cuda/gpu/device_checks.sh stream fewshot   # stream trial alone, KernelBench's few-shot pairs
+#   bash tools/torch2cuda/gpu/device_checks.sh quarantine       # a GPU made to fail (alone: it fills one GPU)
 #   bash tools/torch2cuda/gpu/device_checks.sh judge            # starter answers, broken set, peers
 #   bash tools/torch2cuda/gpu/device_checks.sh slots            # issue 23: the same, two evaluations per GPU
 #   bash tools/torch2cuda/gpu/device_checks.sh phases           # issue 23: where a cold build goes
 #   bash tools/torch2cuda/gpu/device_checks.sh kb peers         # 250 KernelBench problems; cuda2hip, ptx2cuda peers
 #   bash tools/torch2cuda/gpu/device_checks.sh synth            # issue 25: synthesised problems checked on the GPU
 #     (also carry carry/kiln-gpu.test.gz: go test -c -tags gpu -o carry/kiln-gpu.test ./cmd/kiln)
+# An argument "a+b" runs phases a and b at the same time (their logs apart);
+# arguments run one after another. DEADLINE_S (default 580) bounds the
+# whole call: each phase's timeout is cut to what is left of it.
 # Results come back as $OUT/results.tgz.
 root=$PWD
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -34,35 +38,46 @@ for t in t2c cuda2hip ptx2cuda; do
 done
 nvidia-smi -L; python3 -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.cuda.device_count())'
 mkdir -p $OUT/r
-for phase in "$@"; do
-	start=$(date +%s)
-	case $phase in
+end=$(( $(date +%s) + ${DEADLINE_S:-580} ))
+# left N: N seconds, or what is left of the call if that is less.
+left() { local r=$(( end - $(date +%s) - 10 )); [ $r -lt $1 ] && echo $(( r > 1 ? r : 1 )) || echo $1; }
+phase() {
+	local start=$(date +%s)
+	case $1 in
 	stream)
-		(cd tools/torch2cuda && timeout 120 python3 judge/stream_check.py) > $OUT/r/stream_check.txt 2>&1 ;;
+		(cd tools/torch2cuda && timeout $(left 120) python3 judge/stream_check.py) > $OUT/r/stream_check.txt 2>&1 ;;
 	gpucheck)
-		(cd tools/torch2cuda && timeout 400 python3 judge/gpu_check.py --out /tmp/judge_gpu_check --answers 2 --parallel 16) > $OUT/r/gpu_check.txt 2>&1 ;;
+		(cd tools/torch2cuda && timeout $(left 400) python3 judge/gpu_check.py --out /tmp/judge_gpu_check --answers 2 --parallel 16) > $OUT/r/gpu_check.txt 2>&1 ;;
 	fewshot)
 		(cd tools/torch2cuda && KILN_KERNELBENCH_FEWSHOT=$root/carry/kb/src/kernelbench/prompts/few_shot \
-			timeout 420 /tmp/t2c.test -test.run 'GPUKernelBenchFewShot$|QuarantineTwoGPUs$' -test.v -test.timeout 7m) > $OUT/r/fewshot_quarantine.txt 2>&1 ;;
+			timeout $(left 420) /tmp/t2c.test -test.run 'GPUKernelBenchFewShot$' -test.v -test.timeout 7m) > $OUT/r/fewshot.txt 2>&1 ;;
+	quarantine)
+		# a GPU made to fail for real: run it alone (it fills the last GPU's memory)
+		(cd tools/torch2cuda && timeout $(left 420) /tmp/t2c.test -test.run 'QuarantineTwoGPUs$' -test.v -test.timeout 7m) > $OUT/r/quarantine_two_gpus.txt 2>&1 ;;
 	judge)
-		(cd tools/torch2cuda && timeout 560 /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m) > $OUT/r/gpujudge.txt 2>&1 ;;
+		(cd tools/torch2cuda && timeout $(left 560) /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m) > $OUT/r/gpujudge.txt 2>&1 ;;
 	phases)
 		# issue 23 item 1: where a cold build goes (ninja log, g++ -ftime-report, nvcc --time), 5 starter answers
-		TORCH_CUDA_ARCH_LIST=9.0 timeout 560 python3 tools/torch2cuda/gpu/build_phases.py --limit 5 --out $OUT/r/build_phases.json > $OUT/r/build_phases.txt 2>&1 ;;
+		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 560) python3 tools/torch2cuda/gpu/build_phases.py --limit 5 --out $OUT/r/build_phases.json > $OUT/r/build_phases.txt 2>&1 ;;
 	slots)
 		# issue 23 item 4: the same verdicts with two evaluations per GPU (timing alone)
-		(cd tools/torch2cuda && timeout 560 /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m -torch2cuda.slots=2) > $OUT/r/gpujudge_slots2.txt 2>&1 ;;
+		(cd tools/torch2cuda && timeout $(left 560) /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m -torch2cuda.slots=2) > $OUT/r/gpujudge_slots2.txt 2>&1 ;;
 	kb)
-		(cd tools/torch2cuda && KERNELBENCH_DIR=$root/carry/kb/KernelBench timeout 560 /tmp/t2c.test -test.run TestKernelBenchProblems -test.v -test.timeout 9m) > $OUT/r/kernelbench.txt 2>&1 ;;
+		(cd tools/torch2cuda && KERNELBENCH_DIR=$root/carry/kb/KernelBench timeout $(left 560) /tmp/t2c.test -test.run TestKernelBenchProblems -test.v -test.timeout 9m) > $OUT/r/kernelbench.txt 2>&1 ;;
 	peers)
-		(cd tools/cuda2hip && timeout 200 /tmp/cuda2hip.test -test.run TestPeersGPU -test.v -cuda2hip.gpudir=$root/carry/cuda2hip-peers) > $OUT/r/cuda2hip_peers.txt 2>&1
-		(cd tools/ptx2cuda && KILN_PTX2CUDA_RESULTS=$OUT/r/ptx2cuda-peers.json timeout 200 /tmp/ptx2cuda.test -test.run TestGPUComplete -test.v -ptx2cuda.gpudir=$root/carry/ptx2cuda-peers) > $OUT/r/ptx2cuda_peers.txt 2>&1 ;;
+		(cd tools/cuda2hip && timeout $(left 200) /tmp/cuda2hip.test -test.run TestPeersGPU -test.v -cuda2hip.gpudir=$root/carry/cuda2hip-peers) > $OUT/r/cuda2hip_peers.txt 2>&1
+		(cd tools/ptx2cuda && KILN_PTX2CUDA_RESULTS=$OUT/r/ptx2cuda-peers.json timeout $(left 200) /tmp/ptx2cuda.test -test.run TestGPUComplete -test.v -ptx2cuda.gpudir=$root/carry/ptx2cuda-peers) > $OUT/r/ptx2cuda_peers.txt 2>&1 ;;
 	synth)
-		(cd tools/torch2cuda && timeout 280 /tmp/t2c.test -test.run 'ValidateSynthesesOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_validate.txt 2>&1
+		(cd tools/torch2cuda && timeout $(left 280) /tmp/t2c.test -test.run 'ValidateSynthesesOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_validate.txt 2>&1
 		[ -f carry/kiln-gpu.test.gz ] && { gunzip -c carry/kiln-gpu.test.gz > /tmp/kiln.test && chmod +x /tmp/kiln.test; \
-			(cd cmd/kiln && timeout 300 /tmp/kiln.test -test.run 'RefineTorch2CUDAOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_refine.txt 2>&1; } ;;
+			(cd cmd/kiln && timeout $(left 300) /tmp/kiln.test -test.run 'RefineTorch2CUDAOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_refine.txt 2>&1; } ;;
+	*) echo "unknown phase $1"; return 2 ;;
 	esac
-	echo "phase $phase: rc $? in $(( $(date +%s) - start )) s"
+	echo "phase $1: rc $? in $(( $(date +%s) - start )) s"
+}
+for stage in "$@"; do
+	for p in ${stage//+/ }; do phase $p & done
+	wait
 done
 for f in $OUT/r/*.txt; do echo "== $f"; grep -E "^(--- |ok|FAIL|PASS)|^\s+--- (FAIL|PASS)|FAIL:|PASS:" $f | head -40; done
 tar czf $OUT/results.tgz -C $OUT r && rm -rf $OUT/r
