@@ -188,6 +188,30 @@ func TestCompareOutputs(t *testing.T) {
 	}
 }
 
+// TestDiffersWherePrinted: a HIP program that exits 1 after printing a
+// result the CUDA program does not print is wrong_output; one that stopped
+// before printing anything different (an error check) is a crash.
+func TestDiffersWherePrinted(t *testing.T) {
+	t.Parallel()
+	cuda := "elements: 16384\ngpu sum: -50\ncpu sum: -50\nresult: PASS\n"
+	tests := []struct {
+		name, hip string
+		wrong     bool
+	}{
+		{"self-check failed", "elements: 16384\ngpu sum: -48\ncpu sum: -50\nresult: FAIL\n", true},
+		{"stopped at an error check, nothing printed", "", false},
+		{"stopped after agreeing lines", "elements: 16384\n", false},
+		{"printed more than the CUDA program", cuda + "extra 1\n", true},
+		{"same output, exit 1 anyway", cuda, false},
+	}
+	for _, tc := range tests {
+		d := differsWherePrinted([]byte(cuda), []byte(tc.hip), DefaultTolerance(), 5)
+		if (d != "") != tc.wrong {
+			t.Errorf("%s: diff %q, want differing %v", tc.name, d, tc.wrong)
+		}
+	}
+}
+
 func TestExtractProgram(t *testing.T) {
 	t.Parallel()
 	prog := "#include <cstdio>\n__global__ void k() {}\nint main() { k<<<1,1>>>(); return 0; }"

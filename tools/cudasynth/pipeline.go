@@ -572,6 +572,12 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 	for i, which := range []string{"the CUDA program", "the HIP program (on NVIDIA)"} {
 		if class, bad := runClass(res[i]); bad {
 			diag := which + " " + res[i].Describe()
+			if i == 1 && res[i].Outcome() == sandboxes.OutcomeExited {
+				if diff := differsWherePrinted(res[0].Stdout, res[i].Stdout, cfg.Tolerance, cfg.DiagnosticLines); diff != "" {
+					class = tools.ClassWrongOutput
+					diag += ", after printing results that differ from the CUDA program's:\n" + diff
+				}
+			}
 			if s := buildjob.FirstLines(string(res[i].Stderr), 5); s != "" {
 				diag += "\nstderr: " + s
 			}
@@ -593,8 +599,24 @@ func (p *pipeline) runPrograms(ctx context.Context) error {
 	return nil
 }
 
+// differsWherePrinted compares the lines the HIP program printed before
+// its non-zero exit with the CUDA program's first lines ("" when they
+// agree). A program whose own check found a wrong result prints it and
+// exits 1, as models' and the corpus's programs do: that is a wrong
+// output. One that stopped at an error check before printing anything
+// different is a crash.
+func differsWherePrinted(want, got []byte, tol Tolerance, maxLines int) string {
+	g := strings.TrimRight(string(got), "\n")
+	if g == "" {
+		return ""
+	}
+	w := strings.Split(strings.TrimRight(string(want), "\n"), "\n")
+	w = w[:min(len(w), strings.Count(g, "\n")+1)]
+	return CompareOutputs([]byte(strings.Join(w, "\n")), []byte(g), tol, maxLines)
+}
+
 // runClass maps a program run to a failure class; a non-zero exit (a CUDA
-// error check's exit(1)) counts as a crash.
+// error check's exit(1)) counts as a crash (but see differsWherePrinted).
 func runClass(r sandboxes.Result) (tools.FailureClass, bool) {
 	switch r.Outcome() {
 	case sandboxes.OutcomeTimeout:

@@ -19,7 +19,8 @@
 #   bash tools/torch2cuda/gpu/device_checks.sh phases           # issue 23: where a cold build goes
 #   bash tools/torch2cuda/gpu/device_checks.sh kb peers         # 250 KernelBench problems; cuda2hip, ptx2cuda peers
 #   bash tools/torch2cuda/gpu/device_checks.sh synth            # issue 25: synthesised problems checked on the GPU
-#     (also carry carry/kiln-gpu.test.gz: go test -c -tags gpu -o carry/kiln-gpu.test ./cmd/kiln)
+#   bash tools/torch2cuda/gpu/device_checks.sh refine           # issue 25: kiln refine with them, 6-7 min
+#     (carry carry/kiln-gpu.test.gz: go test -c -tags gpu -ldflags='-s -w' -o carry/kiln-gpu.test ./cmd/kiln)
 # An argument "a+b" runs phases a and b at the same time (their logs apart);
 # arguments run one after another. DEADLINE_S (default 580) bounds the
 # whole call: each phase's timeout is cut to what is left of it.
@@ -30,9 +31,18 @@ if [ ! -x /usr/local/bin/python3 ]; then
 	printf '#!/bin/sh\nexec /opt/torch/.venv/bin/python3 "$@"\n' > /usr/local/bin/python3 && chmod +x /usr/local/bin/python3
 	[ -x /opt/torch/.venv/bin/ninja ] && ln -sf /opt/torch/.venv/bin/ninja /usr/local/bin/ninja
 fi
-mkdir -p /sys/fs/cgroup/kiln/daemon 2>/dev/null && echo "+memory +pids" > /sys/fs/cgroup/kiln/cgroup.subtree_control 2>/dev/null \
-	&& echo $$ > /sys/fs/cgroup/kiln/daemon/cgroup.procs 2>/dev/null && export KILN_CGROUP_PARENT=/kiln
-echo "cgroup: ${KILN_CGROUP_PARENT:-none}"
+# cgroups for the sandboxes. The device's commands start in a cgroup of
+# their own (/process_api/...), which holds them, so it cannot hand the
+# memory and pids controllers to children (cgroup v2's no-internal-process
+# rule). The test binaries' sandboxes take their own cgroup: this script
+# moves to the root, which is exempt from that rule. kiln itself takes
+# KILN_CGROUP_PARENT, an empty subtree with both controllers.
+cg=/sys/fs/cgroup
+echo $$ > $cg/cgroup.procs || echo "cgroup: cannot move to the root"
+echo "+memory +pids" > $cg/cgroup.subtree_control || echo "cgroup: cannot enable memory and pids at the root"
+echo "cgroup now $(cat /proc/self/cgroup); root subtree: $(cat $cg/cgroup.subtree_control 2>&1)"
+mkdir -p $cg/kiln && echo "+memory +pids" > $cg/kiln/cgroup.subtree_control && export KILN_CGROUP_PARENT=/kiln
+echo "cgroup: ${KILN_CGROUP_PARENT:-none}; kiln subtree: $(cat $cg/kiln/cgroup.subtree_control 2>&1)"
 for t in t2c cuda2hip ptx2cuda; do
 	[ -x /tmp/$t.test ] || { gunzip -c carry/$t-gpu.test.gz > /tmp/$t.test && chmod +x /tmp/$t.test; }
 done
@@ -69,8 +79,11 @@ phase() {
 		(cd tools/ptx2cuda && KILN_PTX2CUDA_RESULTS=$OUT/r/ptx2cuda-peers.json timeout $(left 200) /tmp/ptx2cuda.test -test.run TestGPUComplete -test.v -ptx2cuda.gpudir=$root/carry/ptx2cuda-peers) > $OUT/r/ptx2cuda_peers.txt 2>&1 ;;
 	synth)
 		(cd tools/torch2cuda && timeout $(left 280) /tmp/t2c.test -test.run 'ValidateSynthesesOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_validate.txt 2>&1
-		[ -f carry/kiln-gpu.test.gz ] && { gunzip -c carry/kiln-gpu.test.gz > /tmp/kiln.test && chmod +x /tmp/kiln.test; \
-			(cd cmd/kiln && timeout $(left 300) /tmp/kiln.test -test.run 'RefineTorch2CUDAOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_refine.txt 2>&1; } ;;
+		;;
+	refine)
+		# issue 25: kiln refine over a torch2cuda campaign, the syntheses checked on the GPU (carry carry/kiln-gpu.test.gz)
+		gunzip -c carry/kiln-gpu.test.gz > /tmp/kiln.test && chmod +x /tmp/kiln.test
+		(cd cmd/kiln && timeout $(left 560) /tmp/kiln.test -test.run 'RefineTorch2CUDAOnGPU' -test.v -test.timeout 9m50s) > $OUT/r/synth_refine.txt 2>&1 ;;
 	*) echo "unknown phase $1"; return 2 ;;
 	esac
 	echo "phase $1: rc $? in $(( $(date +%s) - start )) s"
