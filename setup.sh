@@ -63,7 +63,9 @@ install() {
 	go mod download
 	mkdir -p bin
 	go build -o bin/kiln ./cmd/kiln
-	echo "setup: built $(pwd)/bin/kiln"
+	# The sandbox trampoline: kiln finds it beside itself (see sandboxes.Config.InitBinary).
+	go build -o bin/kiln-sandbox-init ./sandboxes/kiln-sandbox-init
+	echo "setup: built $(pwd)/bin/kiln and $(pwd)/bin/kiln-sandbox-init"
 	./bin/kiln doctor || true
 	build_ollama
 }
@@ -104,6 +106,10 @@ long_packages() {
 
 run_tests() {
 	export GOTOOLCHAIN=auto
+	# The tests' sandboxes start their runs with the small trampoline
+	# binary, not by re-executing each (large) test binary.
+	go build -o bin/kiln-sandbox-init ./sandboxes/kiln-sandbox-init
+	export KILN_SANDBOX_INIT="$PWD/bin/kiln-sandbox-init"
 	# -p 2: the reference machines have 2 cores; the sandbox and corpus tests run real compilers.
 	case "${1:-}" in
 	"")

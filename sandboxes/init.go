@@ -1,11 +1,13 @@
 package sandboxes
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -20,9 +22,56 @@ import (
 const initArg0 = "kiln-sandbox-init"
 
 const (
-	stageInit   = "1" // PID 1 of the box: starts stage 2, reaps, reports
-	stageTarget = "2" // sets limits and execs the target
+	stageInit    = "1" // PID 1 of the box: starts stage 2, reaps, reports
+	stageTarget  = "2" // sets limits and execs the target
+	stageVersion = "v" // prints initProtocol (a trampoline binary's check)
 )
+
+// initProtocolRev names the behaviour of the stages beyond the shapes of
+// initSpec and initReport (which initProtocol covers by itself): bump it
+// when stage 1 or 2 changes what it does, so that a kiln-sandbox-init
+// built before the change is not used with a kiln built after it.
+const initProtocolRev = 1
+
+// initProtocol identifies the contract between a Runner and the
+// trampoline it starts: a separate kiln-sandbox-init binary is used only
+// when it prints the same.
+func initProtocol() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rev %d;", initProtocolRev)
+	for _, t := range []reflect.Type{reflect.TypeOf(initSpec{}), reflect.TypeOf(initReport{})} {
+		typeShape(&b, t, 0)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return fmt.Sprintf("kiln-sandbox-init protocol %d %x", initProtocolRev, sum[:8])
+}
+
+// typeShape writes t's structure (field names, tags, kinds, nested).
+func typeShape(b *strings.Builder, t reflect.Type, depth int) {
+	if depth > 8 {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		b.WriteString(t.Kind().String() + " ")
+		typeShape(b, t.Elem(), depth+1)
+	case reflect.Map:
+		b.WriteString("map ")
+		typeShape(b, t.Key(), depth+1)
+		typeShape(b, t.Elem(), depth+1)
+	case reflect.Struct:
+		b.WriteString("{")
+		for i := range t.NumField() {
+			f := t.Field(i)
+			fmt.Fprintf(b, "%s %q ", f.Name, f.Tag)
+			typeShape(b, f.Type, depth+1)
+			b.WriteString(";")
+		}
+		b.WriteString("}")
+	default:
+		b.WriteString(t.Kind().String())
+	}
+}
 
 // reportFD is the fd on which stage 1 writes its report (parent's
 // ExtraFiles[0]); stage 2 uses the same number for its exec-error pipe.
@@ -132,6 +181,9 @@ func MaybeRunInit() {
 		os.Exit(125)
 	}
 	switch os.Args[1] {
+	case stageVersion:
+		fmt.Println(initProtocol())
+		os.Exit(0)
 	case stageInit:
 		os.Exit(runStageInit(spec))
 	case stageTarget:

@@ -91,6 +91,8 @@ type Runner struct {
 	uidSlot  *os.File
 	instDir  string
 	viewRoot string
+	// initPath is the trampoline executable (see Config.InitBinary).
+	initPath string
 	// cloneflags and userns shape stage 1 (SysProcAttr) of every run.
 	cloneflags uintptr
 	userns     bool
@@ -157,11 +159,15 @@ func New(cfg Config) (*Runner, error) {
 	}
 	r := &Runner{cfg: cfg, log: cfg.Logger, root: os.Geteuid() == 0, uidSlot: slot}
 	ok := false
+	var err error
 	defer func() {
 		if !ok && slot != nil {
 			slot.Close()
 		}
 	}()
+	if r.initPath, err = findInit(cfg.InitBinary, r.log); err != nil {
+		return nil, err
+	}
 	id, err := newInstanceID()
 	if err != nil {
 		return nil, fmt.Errorf("sandboxes: instance: %w", err)
@@ -943,14 +949,14 @@ func (br *boxRun) kill(why KillReason) {
 	})
 }
 
-// trampolineCmd is the command that starts stage 1: this executable
-// re-executed as the trampoline, told isJSON, in the Runner's namespaces,
+// trampolineCmd is the command that starts stage 1: the trampoline
+// (kiln-sandbox-init, or this executable re-executed), told isJSON, in the Runner's namespaces,
 // with the report pipe's write end as fd 3 and the lifeline's read end as
 // fd 4.
 func (br *boxRun) trampolineCmd(env []string, isJSON []byte, repW, lifeR *os.File) *exec.Cmd {
 	r := br.b.r
 	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
+		Path:       r.initPath,
 		Args:       []string{initArg0, stageInit, string(isJSON)},
 		Env:        env,
 		Dir:        br.b.dir,
