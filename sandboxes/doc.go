@@ -130,9 +130,12 @@
 //
 // Go cannot set rlimits, Landlock or seccomp for a child between fork and
 // exec, and calling prlimit(2) on the child after start races with its
-// first fork. So the parent re-executes its own binary (/proc/self/exe)
-// with a marker argv[0]; [MaybeRunInit] recognises the marker and never
-// returns:
+// first fork. So the parent starts a trampoline executable with a marker
+// argv[0]: kiln-sandbox-init (built from ./kiln-sandbox-init; see
+// Config.InitBinary), or else its own binary re-executed (/proc/self/exe),
+// which costs far more CPU when the binary is large. [MaybeRunInit]
+// recognises the marker and never returns; stage 1 starts stage 2 from
+// the same executable:
 //
 //   - Stage 1 is started by the parent (root) with the clone flags, in a
 //     session of its own, so it is PID 1 of the new pid namespace. It opens
