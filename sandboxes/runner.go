@@ -91,8 +91,8 @@ type Runner struct {
 	uidSlot  *os.File
 	instDir  string
 	viewRoot string
-	// initPath is the trampoline executable (see Config.InitBinary).
-	initPath string
+	// init is the trampoline (see Config.InitBinary).
+	init trampoline
 	// cloneflags and userns shape stage 1 (SysProcAttr) of every run.
 	cloneflags uintptr
 	userns     bool
@@ -165,9 +165,14 @@ func New(cfg Config) (*Runner, error) {
 			slot.Close()
 		}
 	}()
-	if r.initPath, err = findInit(cfg.InitBinary, r.log); err != nil {
+	if r.init, err = findInit(cfg.InitBinary, r.log); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if !ok {
+			r.init.close()
+		}
+	}()
 	id, err := newInstanceID()
 	if err != nil {
 		return nil, fmt.Errorf("sandboxes: instance: %w", err)
@@ -477,6 +482,7 @@ func (r *Runner) Close() error {
 		if r.uidSlot != nil {
 			r.uidSlot.Close() // frees the uid range for another Runner
 		}
+		r.init.close()
 	})
 	if err != nil {
 		return fmt.Errorf("sandboxes: close: %w", err)
@@ -956,7 +962,7 @@ func (br *boxRun) kill(why KillReason) {
 func (br *boxRun) trampolineCmd(env []string, isJSON []byte, repW, lifeR *os.File) *exec.Cmd {
 	r := br.b.r
 	cmd := &exec.Cmd{
-		Path:       r.initPath,
+		Path:       r.init.execPath(),
 		Args:       []string{initArg0, stageInit, string(isJSON)},
 		Env:        env,
 		Dir:        br.b.dir,

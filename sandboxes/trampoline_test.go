@@ -12,7 +12,8 @@ import (
 
 // TestInitBinary: a kiln-sandbox-init named in the config starts the runs
 // (seen as the executable of the box's processes from the host), with the
-// same results and isolation as the re-executed test binary; without one
+// same results and isolation as the re-executed test binary, also after
+// the file is replaced; without one
 // (and none in the environment) the runner re-executes itself; a binary
 // that is not the trampoline, or is missing, fails New naming the field.
 func TestInitBinary(t *testing.T) {
@@ -81,6 +82,18 @@ func TestInitBinary(t *testing.T) {
 	}
 	if c, want := r.Capabilities(), testRunner.Capabilities(); c.String() != want.String() {
 		t.Errorf("capabilities through the trampoline binary: %s, want %s", c, want)
+	}
+	// The file replaced while the runner lives (./setup.sh run again): the
+	// runs still start with the binary the runner checked and holds open.
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	seen = seenExe(r)
+	if os.Geteuid() == 0 && !seen[bin+" (deleted)"] {
+		t.Errorf("after the file was replaced, box processes ran %v, want the held %s (deleted)", seen, bin)
 	}
 	r.Close()
 
