@@ -108,6 +108,7 @@ run_tests() {
 	export GOTOOLCHAIN=auto
 	# The tests' sandboxes start their runs with the small trampoline
 	# binary, not by re-executing each (large) test binary.
+	mkdir -p bin
 	go build -o bin/kiln-sandbox-init ./sandboxes/kiln-sandbox-init
 	export KILN_SANDBOX_INIT="$PWD/bin/kiln-sandbox-init"
 	# -p 2: the reference machines have 2 cores; the sandbox and corpus tests run real compilers.
