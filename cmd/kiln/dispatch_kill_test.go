@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -35,7 +36,13 @@ func (l fakeGPULane) Verify(context.Context, tools.Item, string) (tools.Verdict,
 	return tools.Verdict{}, fmt.Errorf("fake GPU lane %s verifies nothing", l.name)
 }
 
+// fakeJobMark starts the lines the fake lane writes to stderr as a job
+// starts and ends, so that a test can kill a worker in the middle of one.
+const fakeJobMark = "kiln-test-fake-gpu job "
+
 func (l fakeGPULane) Complete(ctx context.Context, _ tools.Item, prev tools.Verdict) (tools.Verdict, error) {
+	fmt.Fprintln(os.Stderr, fakeJobMark+"start")
+	defer fmt.Fprintln(os.Stderr, fakeJobMark+"end")
 	t := time.NewTimer(l.delay)
 	defer t.Stop()
 	select {
@@ -142,7 +149,21 @@ func TestDispatchKillWorkers(t *testing.T) {
 		}
 		time.Sleep(time.Duration(700+rng.IntN(1300)) * time.Millisecond)
 		if kills < 4 && completed() < len(pending)-2 {
-			i := rng.IntN(len(procs))
+			// A worker in the middle of a job (a random pick could land on
+			// one just restarted and idle, and no kill would test anything).
+			var busy []int
+			mu.Lock()
+			for i, p := range procs {
+				out := p.out.String()
+				if strings.Count(out, fakeJobMark+"start") > strings.Count(out, fakeJobMark+"end") {
+					busy = append(busy, i)
+				}
+			}
+			mu.Unlock()
+			if len(busy) == 0 {
+				continue
+			}
+			i := busy[rng.IntN(len(busy))]
 			kill(i)
 			kills++
 			start(i)
@@ -191,9 +212,8 @@ func TestDispatchKillWorkers(t *testing.T) {
 			t.Errorf("task %s: completion pass=%v, pending %v", r.Task.Key, last.Pass, pendingOf(last))
 		}
 	}
-	// Workers are busy all along (2 s jobs, three at a time, kills only
-	// while more than two jobs remain): some kill lands mid-job, and that
-	// job is delivered again.
+	// Every kill lands on a worker in the middle of a job (kills only
+	// while more than two jobs remain): that job is delivered again.
 	if redelivered == 0 {
 		t.Errorf("%d kills, but no job was delivered twice: no kill hit a running job", kills)
 	}
