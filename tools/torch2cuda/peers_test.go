@@ -128,12 +128,15 @@ func TestPeersManifest(t *testing.T) {
 func TestPeersStatic(t *testing.T) {
 	t.Parallel()
 	l := newLane(t, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel) // after the parallel subtests
 	for _, p := range loadPeers(t) {
 		for _, f := range []struct{ kind, path string }{{"answer", p.Answer}, {"twin", p.Twin}} {
 			t.Run(p.Name+"/"+f.kind, func(t *testing.T) {
 				t.Parallel()
+				// A deadline of its own, from when it runs: parallel
+				// subtests wait for a slot, and on a loaded host one shared
+				// deadline ran out before the last ones started.
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
 				src := readPeerFile(t, f.path)
 				reply := "Here is the optimized version. The kernel fuses the work:\n\n```cpp\n__global__ void sketch() {}\n```\n\n" +
 					"Full module:\n\n```python\n" + src + "```\n\nThis should be faster than the PyTorch version."
