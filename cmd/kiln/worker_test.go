@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -82,7 +83,8 @@ type workerProc struct {
 	args []string
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	out  bytes.Buffer
+	out  syncBuffer
+	from int // where the running process's output starts in out
 	done chan struct{}
 }
 
@@ -100,12 +102,27 @@ func (p *workerProc) start() {
 	cmd := exec.Command(os.Args[0], p.args...)
 	cmd.Env = append(os.Environ(), "KILN_TEST_MAIN=1")
 	cmd.Stdout, cmd.Stderr = &p.out, &p.out
+	p.from = len(p.out.String())
 	if err := cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	p.cmd, p.done = cmd, done
+}
+
+// busy reports whether the running process is in the middle of a sleep
+// job (it wrote a start mark and not yet its end).
+func (p *workerProc) busy() bool {
+	p.mu.Lock()
+	from := p.from
+	p.mu.Unlock()
+	out := p.out.String()
+	if from > len(out) {
+		return false
+	}
+	out = out[from:]
+	return strings.Count(out, dispatch.SleepJobMark+"start") > strings.Count(out, dispatch.SleepJobMark+"end")
 }
 
 func (p *workerProc) kill() {
@@ -164,7 +181,19 @@ func TestWorkerKillRestart(t *testing.T) {
 	stopKilling := time.Now().Add(8 * time.Second)
 	for time.Now().Before(stopKilling) {
 		time.Sleep(time.Duration(200+rng.IntN(600)) * time.Millisecond)
-		w := ws[rng.IntN(len(ws))]
+		// A worker in the middle of a job: a random pick could land on one
+		// just restarted and idle (on a loaded host, every pick did), and
+		// the kill would test nothing.
+		var busy []*workerProc
+		for _, w := range ws {
+			if w.busy() {
+				busy = append(busy, w)
+			}
+		}
+		if len(busy) == 0 {
+			continue
+		}
+		w := busy[rng.IntN(len(busy))]
 		w.kill()
 		kills++
 		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)

@@ -84,11 +84,18 @@ func TestHandlers() map[string]jobs.Handler {
 	return map[string]jobs.Handler{SleepJobKind: sleepJob, ExitJobKind: exitJob}
 }
 
+// SleepJobMark starts the lines a sleep job writes to stderr when it
+// starts and ends ("start ID", "end ID"), so that a test can tell a busy
+// worker process from an idle one.
+const SleepJobMark = "kiln-test sleep job "
+
 func sleepJob(ctx context.Context, j jobs.Job, _ *jobs.Artifacts) (json.RawMessage, error) {
 	var p SleepPayload
 	if err := json.Unmarshal(j.Payload, &p); err != nil {
 		return nil, jobs.Permanent(fmt.Errorf("sleep job: %w", err))
 	}
+	fmt.Fprintln(os.Stderr, SleepJobMark+"start", j.ID)
+	defer fmt.Fprintln(os.Stderr, SleepJobMark+"end", j.ID)
 	t := time.NewTimer(time.Duration(p.MS) * time.Millisecond)
 	defer t.Stop()
 	select {

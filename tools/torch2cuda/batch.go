@@ -127,6 +127,7 @@ func (l *Lane) judge(ctx context.Context, ref, cand string, lim evalLimits) (jud
 	l.batches.submit(j)
 	select {
 	case out := <-j.done:
+		out.res.Build = readBuildRecords(built)
 		return out.res, out.raw, out.err
 	case <-ctx.Done():
 		return judgeResult{}, nil, ctx.Err()
@@ -180,7 +181,7 @@ func (b *batcher) run(slot int) {
 // the load_inline arguments it sets, the files it keeps); bump it when that
 // changes, and every cached build is made again. Changes to the judging
 // itself (trials, timing, anti-cheat) keep the builds.
-const buildVersion = "torch2cuda-build-v2"
+const buildVersion = "torch2cuda-build-v3"
 
 // cacheKey names a candidate's built extensions in the lane's cache.
 func (l *Lane) cacheKey(cand, arch string) string {
@@ -190,6 +191,41 @@ func (l *Lane) cacheKey(cand, arch string) string {
 		fmt.Fprintf(h, "%d:%s\x00", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// buildRecords is what a candidate's build recorded when it ran (in its
+// kiln_done.json files), whether it ran now or came from the cache.
+type buildRecords struct {
+	MS        float64 // the builds' wall time, summed
+	N         int     // extension builds with a record
+	Slim      int     // CUDA sources built with the slim header (judge.py's SLIM_HEADER)
+	AsWritten int     // CUDA sources built as written after the slim build failed
+}
+
+func readBuildRecords(files map[string][]byte) buildRecords {
+	var r buildRecords
+	for name, b := range files {
+		if path.Base(name) != "kiln_done.json" {
+			continue
+		}
+		var rec struct {
+			MS   *float64 `json:"ms"`
+			Slim *bool    `json:"slim"`
+		}
+		if json.Unmarshal(b, &rec) != nil || rec.MS == nil {
+			continue
+		}
+		r.N++
+		r.MS += *rec.MS
+		if rec.Slim != nil {
+			if *rec.Slim {
+				r.Slim++
+			} else {
+				r.AsWritten++
+			}
+		}
+	}
+	return r
 }
 
 // keptFile reports whether a file of a build folder is kept in the cache:

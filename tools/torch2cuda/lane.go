@@ -654,6 +654,9 @@ type judgeResult struct {
 	// RefReason is why the reference failed: timeout, oom, crash,
 	// nondeterministic or invalid.
 	RefReason string `json:"reference_reason"`
+	// Build is what the candidate's extension build recorded (set by
+	// kiln, not read from the judge's JSON).
+	Build buildRecords `json:"-"`
 }
 
 func (r judgeResult) measurements() map[string]float64 {
@@ -664,6 +667,9 @@ func (r judgeResult) measurements() map[string]float64 {
 		if p != nil {
 			out[k] = *p
 		}
+	}
+	if r.Build.N > 0 {
+		out["build_ms"] = r.Build.MS
 	}
 	out["correct"] = 0
 	if r.Correct {
@@ -700,6 +706,15 @@ func (r judgeResult) detail() string {
 	}
 	if r.Env.Device != "" {
 		parts = append(parts, "on "+r.Env.Device)
+	}
+	if r.Build.N > 0 {
+		b := fmt.Sprintf("built in %.1f s", r.Build.MS/1000)
+		if r.Build.Slim > 0 {
+			b += " (CUDA source with <torch/types.h>)"
+		} else if r.Build.AsWritten > 0 {
+			b += " (as written: the slim CUDA build failed)"
+		}
+		parts = append(parts, b)
 	}
 	return strings.Join(parts, ", ")
 }

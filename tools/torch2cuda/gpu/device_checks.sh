@@ -17,6 +17,7 @@
 #   bash tools/torch2cuda/gpu/device_checks.sh judge            # starter answers, broken set, peers
 #   bash tools/torch2cuda/gpu/device_checks.sh slots            # issue 23: the same, two evaluations per GPU
 #   bash tools/torch2cuda/gpu/device_checks.sh phases           # issue 23: where a cold build goes
+#   bash tools/torch2cuda/gpu/device_checks.sh variants         # issue 23: slim CUDA header, g++ PCH, measured
 #   bash tools/torch2cuda/gpu/device_checks.sh kb peers         # 250 KernelBench problems; cuda2hip, ptx2cuda peers
 #   bash tools/torch2cuda/gpu/device_checks.sh synth            # issue 25: synthesised problems checked on the GPU
 #   bash tools/torch2cuda/gpu/device_checks.sh refine           # issue 25: kiln refine with them, 6-7 min
@@ -44,7 +45,7 @@ echo "cgroup now $(cat /proc/self/cgroup); root subtree: $(cat $cg/cgroup.subtre
 mkdir -p $cg/kiln && echo "+memory +pids" > $cg/kiln/cgroup.subtree_control && export KILN_CGROUP_PARENT=/kiln
 echo "cgroup: ${KILN_CGROUP_PARENT:-none}; kiln subtree: $(cat $cg/kiln/cgroup.subtree_control 2>&1)"
 for t in t2c cuda2hip ptx2cuda; do
-	[ -x /tmp/$t.test ] || { gunzip -c carry/$t-gpu.test.gz > /tmp/$t.test && chmod +x /tmp/$t.test; }
+	[ -x /tmp/$t.test ] || [ ! -f carry/$t-gpu.test.gz ] || { gunzip -c carry/$t-gpu.test.gz > /tmp/$t.test && chmod +x /tmp/$t.test; }
 done
 nvidia-smi -L; python3 -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.cuda.device_count())'
 mkdir -p $OUT/r
@@ -69,14 +70,19 @@ phase() {
 	phases)
 		# issue 23 item 1: where a cold build goes (ninja log, g++ -ftime-report, nvcc --time), 5 starter answers
 		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 560) python3 tools/torch2cuda/gpu/build_phases.py --limit 5 --out $OUT/r/build_phases.json > $OUT/r/build_phases.txt 2>&1 ;;
+	variants)
+		# issue 23 item 2: what a slimmer CUDA source header and a g++ precompiled header would save
+		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 560) python3 tools/torch2cuda/gpu/build_variants.py --limit 0 --parallel 6 \
+			--answers tools/torch2cuda/answers/level1/00[1-4]*.py $(ls carry/kb/src/kernelbench/prompts/few_shot/model_new_ex_*.py 2>/dev/null) \
+			--out $OUT/r/build_variants.json > $OUT/r/build_variants.txt 2>&1 ;;
 	slots)
 		# issue 23 item 4: the same verdicts with two evaluations per GPU (timing alone)
 		(cd tools/torch2cuda && timeout $(left 560) /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m -torch2cuda.slots=2) > $OUT/r/gpujudge_slots2.txt 2>&1 ;;
 	kb)
 		(cd tools/torch2cuda && KERNELBENCH_DIR=$root/carry/kb/KernelBench timeout $(left 560) /tmp/t2c.test -test.run TestKernelBenchProblems -test.v -test.timeout 9m) > $OUT/r/kernelbench.txt 2>&1 ;;
 	peers)
-		(cd tools/cuda2hip && timeout $(left 200) /tmp/cuda2hip.test -test.run TestPeersGPU -test.v -cuda2hip.gpudir=$root/carry/cuda2hip-peers) > $OUT/r/cuda2hip_peers.txt 2>&1
-		(cd tools/ptx2cuda && KILN_PTX2CUDA_RESULTS=$OUT/r/ptx2cuda-peers.json timeout $(left 200) /tmp/ptx2cuda.test -test.run TestGPUComplete -test.v -ptx2cuda.gpudir=$root/carry/ptx2cuda-peers) > $OUT/r/ptx2cuda_peers.txt 2>&1 ;;
+		[ -x /tmp/cuda2hip.test ] && (cd tools/cuda2hip && timeout $(left 200) /tmp/cuda2hip.test -test.run TestPeersGPU -test.v -cuda2hip.gpudir=$root/carry/cuda2hip-peers) > $OUT/r/cuda2hip_peers.txt 2>&1
+		[ -x /tmp/ptx2cuda.test ] && (cd tools/ptx2cuda && KILN_PTX2CUDA_RESULTS=$OUT/r/ptx2cuda-peers.json timeout $(left 200) /tmp/ptx2cuda.test -test.run TestGPUComplete -test.v -ptx2cuda.gpudir=$root/carry/ptx2cuda-peers) > $OUT/r/ptx2cuda_peers.txt 2>&1 ;;
 	synth)
 		(cd tools/torch2cuda && timeout $(left 280) /tmp/t2c.test -test.run 'ValidateSynthesesOnGPU' -test.v -test.timeout 5m) > $OUT/r/synth_validate.txt 2>&1
 		;;

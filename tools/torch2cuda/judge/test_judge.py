@@ -207,6 +207,70 @@ class TestHelpers(unittest.TestCase):
         r2[0, 0] = n2[0, 0] = float("nan")
         self.assertTrue(J.compare(r2, n2, "magnitude", 1e-2, 1e-3)["ok"])
 
+    def test_slim_cuda_sources(self):
+        src = ("#include <torch/extension.h>\n#include <cuda_runtime.h>\n__global__ void k(float* x) {}\n"
+               "torch::Tensor f(torch::Tensor x) { return torch::empty_like(x); }\n")
+        out = J.slim_cuda_sources([src])
+        self.assertEqual(out, [src.replace("<torch/extension.h>", "<torch/types.h>")])
+        # the other spellings of the line
+        for line in ('#include "torch/extension.h"', "  #  include <torch/extension.h>"):
+            out = J.slim_cuda_sources([line + "\n__global__ void k() {}\n"])
+            self.assertIsNotNone(out, line)
+            self.assertIn("<torch/types.h>", out[0])
+            self.assertNotIn("extension.h", out[0])
+        # nothing to slim
+        self.assertIsNone(J.slim_cuda_sources(["#include <torch/types.h>\n__global__ void k() {}\n"]))
+        self.assertIsNone(J.slim_cuda_sources(["// #include <torch/extension.h> later\n"]))
+        # a source that visibly needs the full header is built as written
+        for needs in ("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }",
+                      "namespace F = torch::nn::functional; auto o = torch::nn::functional::GELUFuncOptions();",
+                      "py::object o;", "torch::NoGradGuard g;", "PyObject* p = PyLong_FromLong(1);",
+                      "auto n = torch::cuda::device_count();"):
+            self.assertIsNone(J.slim_cuda_sources([src + needs + "\n"]), needs)
+        # ... but not when it only says so in a comment
+        self.assertIsNotNone(J.slim_cuda_sources([src + "// torch::nn::functional would do this\n"]))
+
+    def test_slim_build_falls_back_to_the_source_as_written(self):
+        tmp = tempfile.mkdtemp(prefix="kiln-slim-")
+        try:
+            src = "#include <torch/extension.h>\n__global__ void k(float* x) {}\n"
+            for slim_ok, want_slim in ((True, True), (False, False)):
+                cache = J.BuildCache(os.path.join(tmp, str(slim_ok)))
+                seen = []
+
+                def fake(**kw):
+                    cuda = J._norm_sources(kw["cuda_sources"])
+                    seen.append(cuda[0])
+                    if "<torch/types.h>" in cuda[0] and not slim_ok:
+                        raise RuntimeError("Error building extension 'x': 'torch::nn' has not been declared")
+                    return "module built from %d sources" % len(cuda)
+
+                cache.orig_inline = fake
+                mod = cache.load_inline("ext", "torch::Tensor f(torch::Tensor x);", cuda_sources=src, functions=["f"])
+                self.assertEqual(mod, "module built from 1 sources")
+                self.assertEqual(cache.calls[-1]["slim"], want_slim)
+                self.assertTrue(cache.calls[-1]["ok"])
+                self.assertEqual(cache.errors, [])  # a failed slim build is no compiler message of the candidate
+                self.assertEqual(len(seen), 1 if slim_ok else 2, seen)
+                self.assertIn("<torch/types.h>", seen[0])
+                if not slim_ok:
+                    self.assertEqual(seen[1], src)
+            # a source that fails as written too: that build's error is the one kept
+            cache = J.BuildCache(os.path.join(tmp, "broken"))
+
+            def broken(**kw):
+                raise RuntimeError("Error building extension 'x': error: expected ';' (%s)" %
+                                   ("slim" if "types.h" in J._norm_sources(kw["cuda_sources"])[0] else "as written"))
+
+            cache.orig_inline = broken
+            with self.assertRaises(RuntimeError):
+                cache.load_inline("ext", "", cuda_sources=src, functions=[])
+            self.assertEqual(len(cache.errors), 1)
+            self.assertIn("as written", cache.errors[0])
+            self.assertFalse(cache.calls[-1]["ok"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
     def test_global_names_and_kernel_match(self):
         src = ["template <int A> __global__ void __launch_bounds__(256) gemm_k(float* x) {}\n"
                "// __global__ void commented_out(int)\n__global__ static void relu_kernel(float*, int n);"]
