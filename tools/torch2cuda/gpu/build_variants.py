@@ -8,9 +8,13 @@ For each answer, from an empty build folder:
   2. the nvcc command runs again on variants of the CUDA source, to a scratch object, with
      `--time`: as written; with `#include <torch/extension.h>` replaced by each of --slim
      (what load_inline itself puts first in every CUDA source is <torch/types.h>);
+     and with a per-operator prelude (`perop_prelude`: the ATen operators the source names,
+     the Tensor class, the torch:: factories, the torch namespace block of torch/types.h);
   3. the g++ command (the pybind module) runs again as is, then with a precompiled header of
      torch/extension.h built from the same flags (the build's time, the compile's time, and
-     whether g++ used it, from -H);
+     whether g++ used it, from -H), and whether that header is still used under another
+     extension name and with -O3 added; then with torch/types.h + torch/python.h in place of
+     torch/extension.h;
   4. `nvcc --dryrun` of the first answer is kept, to see which steps could overlap.
 
 Prints one JSON line per answer; --out writes them all with medians.
@@ -38,6 +42,27 @@ sys.path.insert(0, HERE)
 from build_phases import JUDGE, ANSWERS, nvcc_steps  # noqa: E402
 
 EXT_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]torch/extension\.h[>\"]", re.M)
+
+
+_OP_CALL = re.compile(r"\b(?:torch|at)::(\w+)\s*\(")
+
+
+def perop_prelude(text, torch_include):
+    """A prelude in place of <torch/extension.h> that declares only the ATen operators the source
+    names (`torch::NAME(` / `at::NAME(` with an ATen/ops/NAME.h), the Tensor class, the torch::
+    factories, and the `torch` namespace block of the installed torch/types.h (its dtype names)."""
+    ops = sorted({m.group(1) for m in _OP_CALL.finditer(text)
+                  if os.path.exists(os.path.join(torch_include, "ATen", "ops", m.group(1) + ".h"))})
+    with open(os.path.join(torch_include, "torch", "csrc", "api", "include", "torch", "types.h")) as f:
+        types_h = f.read()
+    i = types_h.find("namespace torch {")
+    block = types_h[i:] if i >= 0 else "namespace torch { using namespace at; }\n"
+    lines = ["#define AT_PER_OPERATOR_HEADERS", "#include <ATen/core/Tensor.h>", "#include <ATen/TensorOperators.h>",
+             "#include <ATen/Dispatch.h>",
+             "#include <c10/util/Optional.h>", "#include <torch/csrc/autograd/generated/variable_factories.h>",
+             "#include <torch/csrc/autograd/variable.h>"]
+    lines += ["#include <ATen/ops/%s.h>" % op for op in ops]
+    return "\n".join(lines) + "\n" + block + "\n", ops
 
 
 def first_error(text):
@@ -112,6 +137,34 @@ def gxx_pch(argv, cwd, scratch):
         out["pch_warnings"] = bad[:5]
     if p.returncode:
         out["error"] = first_error(p.stderr)
+    # is the PCH still used by another extension's compile (another TORCH_EXTENSION_NAME), and with
+    # extra_cflags=["-O3"] as models often pass?
+    for tag, change in (("other_name", lambda a: [re.sub(r"TORCH_EXTENSION_NAME=\w+", "TORCH_EXTENSION_NAME=kiln_other", x)
+                                                    for x in a]),
+                        ("with_O3", lambda a: a[:a.index("-c")] + ["-O3"] + a[a.index("-c"):])):
+        v = change(list(use))
+        v[v.index("-o") + 1] = os.path.join(scratch, "main-%s.o" % tag)
+        t0 = time.time()
+        p = subprocess.run(v, cwd=cwd, capture_output=True, text=True)
+        out["pch_%s_s" % tag] = round(time.time() - t0, 2)
+        out["pch_%s_used" % tag] = p.returncode == 0 and any(
+            ln.startswith("!") and ln.rstrip().endswith(".gch") for ln in p.stderr.splitlines())
+    # the pybind module with torch/types.h + torch/python.h in place of torch/extension.h
+    src = argv[argv.index("-c") + 1]
+    with open(src if os.path.isabs(src) else os.path.join(cwd, src)) as f:
+        text = f.read()
+    slim = os.path.join(scratch, "main_slim.cpp")
+    with open(slim, "w") as f:
+        f.write(text.replace("#include <torch/extension.h>", "#include <torch/types.h>\n#include <torch/python.h>", 1))
+    v = list(base)
+    v[v.index("-c") + 1] = slim
+    v[v.index("-o") + 1] = os.path.join(scratch, "main-slim.o")
+    t0 = time.time()
+    p = subprocess.run(v, cwd=cwd, capture_output=True, text=True)
+    out["slim_main_s"] = round(time.time() - t0, 2)
+    out["slim_main_rc"] = p.returncode
+    if p.returncode:
+        out["slim_main_error"] = first_error(p.stderr)
     return out
 
 
@@ -149,6 +202,16 @@ def measure(answer, py, slims, keep_dryrun):
                 with open(vsrc, "w") as f:
                     f.write(EXT_INCLUDE.sub("#include <%s>" % h, text))
                 r["nvcc"][h] = run_nvcc(nv, vsrc, folder, work, "slim_" + re.sub(r"\W", "_", h))
+            if EXT_INCLUDE.search(text):
+                inc = next((nv[i + 1] for i, x in enumerate(nv) if x == "-isystem"
+                            and os.path.isdir(os.path.join(nv[i + 1], "ATen", "ops"))), None)
+                if inc:
+                    prelude, ops = perop_prelude(text, inc)
+                    vsrc = os.path.join(work, "perop.cu")
+                    with open(vsrc, "w") as f:
+                        f.write(EXT_INCLUDE.sub(lambda _m: prelude, text, count=1))
+                    r["nvcc"]["perop"] = run_nvcc(nv, vsrc, folder, work, "perop")
+                    r["nvcc"]["perop"]["ops"] = ops
             if keep_dryrun:
                 d = list(nv)
                 d[d.index("-o") + 1] = os.path.join(work, "dry.o")
@@ -188,11 +251,15 @@ def main():
             print(json.dumps({k: v for k, v in r.items() if k != "nvcc_dryrun"}), flush=True)
             rows.append(r)
     med = {}
-    for key in ["as_written"] + slims:
+    for key in ("pch_other_name_used", "pch_with_O3_used"):
+        med["g++ " + key] = "%d of %d" % (sum(1 for r in rows if r.get("gxx", {}).get(key)), len(rows))
+    for key in ["as_written"] + slims + ["perop"]:
         xs = [r["nvcc"][key]["wall_s"] for r in rows if r["nvcc"].get(key, {}).get("rc") == 0]
         if xs:
             med["nvcc " + key] = round(statistics.median(xs), 2)
-    for key in ("plain_s", "pch_build_s", "with_pch_s"):
+    ok = [r for r in rows if r["nvcc"].get("perop")]
+    med["nvcc perop built"] = "%d of %d" % (sum(1 for r in ok if r["nvcc"]["perop"].get("rc") == 0), len(ok))
+    for key in ("plain_s", "pch_build_s", "with_pch_s", "pch_other_name_s", "pch_with_O3_s", "slim_main_s"):
         xs = [r["gxx"][key] for r in rows if key in r.get("gxx", {})]
         if xs:
             med["g++ " + key] = round(statistics.median(xs), 2)
