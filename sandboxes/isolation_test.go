@@ -1,6 +1,7 @@
 package sandboxes
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -267,5 +268,43 @@ func TestNewSession(t *testing.T) {
 	res := run(t, b, Spec{Argv: []string{"cut", "-d", " ", "-f", "6", "/proc/self/stat"}})
 	if !res.OK() || strings.TrimSpace(string(res.Stdout)) != "1" {
 		t.Fatalf("%s: session %q, want 1", res.Describe(), res.Stdout)
+	}
+}
+
+// Spec.ReadOnly binds a host folder into one run, read-only: the next run
+// of the same box without it does not see it; a bad path is refused.
+func TestSpecReadOnly(t *testing.T) {
+	t.Parallel()
+	if !testRunner.Capabilities().Layer(LayerFilesystem).Active {
+		t.Skip("no filesystem view here")
+	}
+	shared := filepath.Join(filepath.Dir(testRoot), "ro", t.Name())
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(shared)) })
+	if err := os.WriteFile(filepath.Join(shared, "data"), []byte("shared bytes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := openBox(t)
+	f := filepath.Join(shared, "data")
+	res := run(t, b, Spec{Argv: []string{"sh", "-c", "cat " + f + " && ! echo x >> " + f + " && ! touch " + filepath.Join(shared, "new")},
+		ReadOnly: []string{shared}})
+	if !res.OK() || string(res.Stdout) != "shared bytes\n" {
+		t.Errorf("with ReadOnly: %s (stdout %q stderr %q)", res.Describe(), res.Stdout, clip(string(res.Stderr), 300))
+	}
+	if res := run(t, b, Spec{Argv: []string{"cat", f}}); res.OK() {
+		t.Errorf("without ReadOnly the folder is visible: %q", res.Stdout)
+	}
+	if got, _ := os.ReadFile(f); string(got) != "shared bytes\n" {
+		t.Errorf("the box changed the shared file: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "new")); err == nil {
+		t.Error("the box created a file in the shared folder")
+	}
+	for _, bad := range []string{"relative/path", shared + "/../x", filepath.Join(shared, "missing"), b.Dir(), filepath.Dir(b.Dir())} {
+		if _, err := b.Run(context.Background(), Spec{Argv: []string{"true"}, ReadOnly: []string{bad}}); err == nil {
+			t.Errorf("ReadOnly %q: no error", bad)
+		}
 	}
 }

@@ -132,6 +132,11 @@ type Spec struct {
 	// bound. The driver's user-space libraries must be in the view (under
 	// /usr, or Config.ReadOnlyPaths). Not yet tested on a GPU host.
 	GPU bool
+	// ReadOnly are host paths (absolute, existing) bound read-only into
+	// this run's view at the same path, beside Config.ReadOnlyPaths: data a
+	// run reads and must not change, shared by many boxes (a compiler's
+	// precompiled header) without a copy in each.
+	ReadOnly []string
 }
 
 // New checks cfg, prepares the scratch root, reclaims what dead
@@ -781,6 +786,17 @@ func (b *Box) Run(ctx context.Context, spec Spec) (Result, error) {
 	if len(spec.Argv) == 0 {
 		return Result{}, errors.New("sandbox run: empty argv")
 	}
+	for _, p := range spec.ReadOnly {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return Result{}, fmt.Errorf("sandbox run: Spec.ReadOnly %q: not a clean absolute path", p)
+		}
+		if _, err := os.Lstat(p); err != nil {
+			return Result{}, fmt.Errorf("sandbox run: Spec.ReadOnly: %w", err)
+		}
+		if within(b.dir, p) || within(p, b.dir) {
+			return Result{}, fmt.Errorf("sandbox run: Spec.ReadOnly %q overlaps the box's scratch", p)
+		}
+	}
 	return b.run(ctx, spec, false)
 }
 
@@ -895,12 +911,12 @@ func (b *Box) trampolineSpec(spec Spec, lim Limits, env []string, probe bool) in
 	}
 	devs := append([]string(nil), viewDevices...)
 	if r.useView {
-		is.View, devs = r.buildView(b, spec.GPU)
+		is.View, devs = r.buildView(b, spec.GPU, spec.ReadOnly)
 		is.DropCaps = r.userns
 	} else if spec.GPU {
 		devs = append(devs, gpuDevices()...)
 	}
-	is.Landlock = r.viewLandlock(b, devs, r.useView, spec.GPU)
+	is.Landlock = r.viewLandlock(b, devs, r.useView, spec.GPU, spec.ReadOnly)
 	return is
 }
 

@@ -126,7 +126,7 @@ func gpuDevices() []string {
 }
 
 // buildView is the view of one run of box b.
-func (r *Runner) buildView(b *Box, gpu bool) (*viewSpec, []string) {
+func (r *Runner) buildView(b *Box, gpu bool, readOnly []string) (*viewSpec, []string) {
 	v := &viewSpec{
 		Root:     r.viewRoot,
 		Binds:    append([]viewBind(nil), r.view.binds...),
@@ -154,6 +154,9 @@ func (r *Runner) buildView(b *Box, gpu bool) (*viewSpec, []string) {
 	// /tmp: then /tmp holds only the path down to it.
 	if !within("/tmp", b.dir) {
 		v.Symlinks = append(v.Symlinks, [2]string{"/tmp", b.dir})
+	}
+	for _, p := range readOnly {
+		v.Binds = append(v.Binds, viewBind{Src: p, Dst: p})
 	}
 	v.Binds = append(v.Binds, viewBind{Src: b.dir, Dst: b.dir, RW: true})
 	return v, devs
@@ -302,11 +305,12 @@ func setMountAttr(path string, attr uint64, recursive bool) error {
 // GPU runs may also write (not create) under /proc: the CUDA driver writes
 // per-process files there and cudaMalloc fails without (measured on an
 // H200 host); the uid's own permissions still bound what it can write.
-func (r *Runner) viewLandlock(b *Box, devs []string, withView, gpu bool) *landlockSpec {
+func (r *Runner) viewLandlock(b *Box, devs []string, withView, gpu bool, readOnly []string) *landlockSpec {
 	if r.landlockABI == 0 {
 		return nil
 	}
 	rx := append([]string{"/proc"}, r.view.readExec...)
+	rx = append(rx, readOnly...)
 	if withView {
 		rx = append(rx, "/etc", "/dev")
 	}
