@@ -200,6 +200,7 @@ type buildRecords struct {
 	N         int     // extension builds with a record
 	Slim      int     // CUDA sources built with the slim header (judge.py's SLIM_HEADER)
 	AsWritten int     // CUDA sources built as written after the slim build failed
+	PCH       int     // builds whose pybind module had a precompiled header (pch.go)
 }
 
 func readBuildRecords(files map[string][]byte) buildRecords {
@@ -211,12 +212,16 @@ func readBuildRecords(files map[string][]byte) buildRecords {
 		var rec struct {
 			MS   *float64 `json:"ms"`
 			Slim *bool    `json:"slim"`
+			PCH  bool     `json:"pch"`
 		}
 		if json.Unmarshal(b, &rec) != nil || rec.MS == nil {
 			continue
 		}
 		r.N++
 		r.MS += *rec.MS
+		if rec.PCH {
+			r.PCH++
+		}
 		if rec.Slim != nil {
 			if *rec.Slim {
 				r.Slim++
@@ -396,7 +401,12 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 	if arch != "" {
 		argv = append(argv, "--arch", arch)
 	}
-	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: l.judgeLimits(1, 1, l.cfg.Timeout)})
+	var ro []string
+	if pch := l.pchRoot(py, arch); pch != "" {
+		argv = append(argv, "--pch-root", pch)
+		ro = []string{pch}
+	}
+	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: l.judgeLimits(1, 1, l.cfg.Timeout), ReadOnly: ro})
 	if err != nil {
 		return nil, fmt.Errorf("torch2cuda compile: %w", err)
 	}

@@ -211,6 +211,10 @@ type Config struct {
 	ReprobeInterval time.Duration
 	// CacheDir keeps built extensions by candidate ("" keeps none).
 	CacheDir string
+	// PCH: precompiled torch/extension.h headers for the extensions'
+	// pybind modules, kept under CacheDir (pch.go): PCHAuto (on when
+	// judging on a GPU), PCHOn, PCHOff.
+	PCH string
 	// StaticLimits bound the static check's python3 run.
 	StaticLimits sandboxes.Limits
 	// Synth bounds synthesised problems (synthcheck.go).
@@ -293,6 +297,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("torch2cuda: tolerance %q: want %s or %s", c.Tolerance, ToleranceMagnitude, ToleranceKernelBench)
 	case c.Device != "" && c.Device != "cpu":
 		return fmt.Errorf("torch2cuda: device %q: want \"\" (the GPU) or cpu", c.Device)
+	case c.PCH != PCHAuto && c.PCH != PCHOn && c.PCH != PCHOff:
+		return fmt.Errorf("torch2cuda: pch %q: want \"\" (auto), on or off", c.PCH)
 	case c.Timeout < time.Second || c.RunTimeout < time.Second || c.GPUSlots < 0 || c.GPUs < 0 || c.CompileParallel < 0 || c.MaxBatch < 0:
 		return errors.New("torch2cuda: timeout under a second or negative GPU slots")
 	case c.SlotsPerDevice < 0 || c.SlotsPerDevice > MaxSlotsPerDevice:
@@ -321,6 +327,7 @@ type Lane struct {
 	checkRun func(ctx context.Context, refs []string) ([]ProblemCheck, error)
 	archOnce sync.Once
 	archList string
+	pch      pchState
 }
 
 var (

@@ -35,9 +35,11 @@ import os
 import platform
 import re
 import select
+import shlex
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -319,6 +321,103 @@ def slim_cuda_sources(sources):
     return [_EXT_INCLUDE_RX.sub(r"\1<%s>" % SLIM_HEADER, s) for s in sources]
 
 
+# Precompiled torch/extension.h for the pybind module (issue 23). load_inline
+# compiles main.cpp, which includes <torch/extension.h>, with g++: 17 s of a
+# core on the GPU host, 7 s against a precompiled header made from the same
+# flags. `judge.py pch` makes one per flag set (the candidate's extra_cflags,
+# with or without CUDA): it builds a one-function extension with load_inline,
+# takes ninja's command for its main.cpp and precompiles torch/extension.h
+# with it (without -DTORCH_EXTENSION_NAME, which the header does not use),
+# then checks that g++ takes it. g++ uses a precompiled header only when it
+# is valid for the compile (else it reads the header), so what is built does
+# not change; a candidate whose flags match no header is built as before.
+PCH_FORMAT = "kiln-pch/1"
+
+
+def pch_key(extra_cflags, with_cuda):
+    flags = [f for f in _norm_sources(extra_cflags) if f.strip()]
+    return json.dumps({"extra_cflags": flags, "with_cuda": bool(with_cuda)}, sort_keys=True)
+
+
+def load_pchs(root):
+    """pch_key -> folder, for the headers under root that `judge.py pch` made for this torch."""
+    out = {}
+    if not root or not os.path.isdir(root):
+        return out
+    for d in sorted(os.listdir(root)):
+        meta = os.path.join(root, d, "kiln_pch.json")
+        try:
+            with open(meta) as f:
+                m = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if m.get("format") == PCH_FORMAT and m.get("torch") == torch.__version__ and m.get("used"):
+            out.setdefault(pch_key(m.get("extra_cflags"), m.get("with_cuda")), os.path.join(root, d))
+    return out
+
+
+def make_pch(out, extra_cflags, with_cuda, work):
+    """Precompile torch/extension.h into out/torch/ for load_inline builds with these flags."""
+    from torch.utils import cpp_extension as ce
+    t0 = _perf()
+    os.makedirs(os.path.join(out, "torch"), exist_ok=True)
+    build = os.path.join(work, "probe")
+    os.makedirs(build, exist_ok=True)
+    ce.load_inline(name="kiln_pch_probe", cpp_sources="int kiln_pch_probe() { return 1; }",
+                   functions=["kiln_pch_probe"], extra_cflags=list(extra_cflags) or None,
+                   with_cuda=bool(with_cuda), build_directory=build, verbose=False)
+    cmds = subprocess.run(["ninja", "-t", "commands"], cwd=build, capture_output=True, text=True).stdout
+    line = next((c for c in cmds.splitlines() if " -c " in c and "main.cpp" in c and "nvcc" not in c), None)
+    if line is None:
+        raise RuntimeError("no main.cpp compile among ninja's commands:\n" + cmds[-1500:])
+    argv = shlex.split(line)
+    inc = next((argv[i + 1] for i, x in enumerate(argv[:-1]) if x == "-isystem"
+                and os.path.exists(os.path.join(argv[i + 1], "torch", "extension.h"))), None)
+    if inc is None:
+        raise RuntimeError("torch/extension.h is in none of the -isystem folders: " + line[:500])
+    hdr = os.path.join(out, "torch", "extension.h")
+    shutil.copyfile(os.path.join(inc, "torch", "extension.h"), hdr)
+    src = argv[argv.index("-c") + 1]
+    gen = [x for x in argv if not x.startswith("-DTORCH_EXTENSION_NAME=")]
+    if "-MF" in gen:
+        j = gen.index("-MF")
+        del gen[j:j + 2]
+    gen = [x for x in gen if x != "-MMD"]
+    ci = gen.index("-c")
+    gen[ci:ci + 2] = ["-x", "c++-header", hdr]
+    gen[gen.index("-o") + 1] = hdr + ".gch"
+    p = subprocess.run(gen, cwd=build, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError("precompiling torch/extension.h failed: " + _tail(p.stderr))
+    use = list(argv)
+    use[use.index("-o") + 1] = os.path.join(work, "check.o")
+    use[1:1] = ["-I" + out, "-H"]
+    p = subprocess.run(use, cwd=build, capture_output=True, text=True)
+    used = p.returncode == 0 and any(ln.startswith("!") and ln.rstrip().endswith("extension.h.gch")
+                                     for ln in p.stderr.splitlines())
+    meta = {"format": PCH_FORMAT, "extra_cflags": [f for f in extra_cflags if f.strip()], "with_cuda": bool(with_cuda),
+            "torch": torch.__version__, "used": used, "ms": round((_perf() - t0) * 1e3, 1),
+            "bytes": os.path.getsize(hdr + ".gch"), "command": gen}
+    if not used:
+        meta["note"] = "g++ did not use the header: " + _tail(p.stderr)
+    _atomic_write(os.path.join(out, "kiln_pch.json"), json.dumps(meta))
+    return meta
+
+
+def cmd_pch(args):
+    work = os.path.abspath(tempfile.mkdtemp(prefix="kiln-pch-", dir=args.work))
+    try:
+        meta = make_pch(os.path.abspath(args.out), json.loads(args.extra_cflags), args.with_cuda, work)
+    except Exception as e:  # noqa: BLE001
+        print(dumps({"ok": False, "error": _exc_text(e)}), flush=True)
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    meta.pop("command", None)
+    print(dumps(dict(meta, ok=meta["used"])), flush=True)
+    return 0 if meta["used"] else 1
+
+
 # The Go side caches what this class builds under a key that names the build
 # procedure (buildVersion in ../batch.go): bump it when the way extensions are
 # built or the files kept change.
@@ -326,10 +425,11 @@ class BuildCache:
     """Wraps torch.utils.cpp_extension.load_inline / load so that builds go to
     BUILD_DIR/<key> (extension 'kiln_<key[:16]>') and are reused across evaluations."""
 
-    def __init__(self, root):
+    def __init__(self, root, pch_root=None):
         from torch.utils import cpp_extension
         self.ce = cpp_extension
         self.root = root
+        self.pchs = load_pchs(pch_root)
         self.orig_inline = cpp_extension.load_inline
         self.orig_load = cpp_extension.load
         self.sig_inline = inspect.signature(self.orig_inline)
@@ -380,8 +480,14 @@ class BuildCache:
         keyargs["cuda_sources"] = cuda
         uses_cuda = bool(cuda) or a.get("with_cuda") is True
         slim = slim_cuda_sources(cuda) if cuda else None
-        return self._build(self.orig_inline, "load_inline", keyargs, a, uses_cuda,
-                           slim_args=dict(a, cuda_sources=slim) if slim else None)
+        build_a = a
+        pch = self.pchs.get(pch_key(a.get("extra_cflags"), uses_cuda))
+        if pch:
+            # the pybind module's g++ finds <torch/extension.h> and its precompiled form there
+            # first (-I comes before -isystem); extra_cflags reach only the C++ compile
+            build_a = dict(a, extra_cflags=_norm_sources(a.get("extra_cflags")) + ["-I" + pch])
+        return self._build(self.orig_inline, "load_inline", keyargs, build_a, uses_cuda,
+                           slim_args=dict(build_a, cuda_sources=slim) if slim else None, pch=bool(pch))
 
     def load(self, *args, **kwargs):
         ba = self.sig_load.bind(*args, **kwargs)
@@ -401,13 +507,13 @@ class BuildCache:
         keyargs["sources"] = digests
         return self._build(self.orig_load, "load", keyargs, a, uses_cuda)
 
-    def _build(self, orig, kind, keyargs, a, uses_cuda, slim_args=None):
+    def _build(self, orig, kind, keyargs, a, uses_cuda, slim_args=None, pch=False):
         material = self._material(kind, keyargs, uses_cuda)
         key = hashlib.sha256(json.dumps(material, sort_keys=True, default=repr).encode()).hexdigest()
         name = "kiln_" + key[:16]
         d = os.path.join(self.root, key)
         t0 = _perf()
-        rec = {"key": key, "cached": False, "ms": 0.0, "ok": False, "slim": None}
+        rec = {"key": key, "cached": False, "ms": 0.0, "ok": False, "slim": None, "pch": pch}
         self.calls.append(rec)
         os.makedirs(self.root, exist_ok=True)
         lockf = open(d + ".lock", "a+")
@@ -467,7 +573,8 @@ class BuildCache:
                     _atomic_write(failed, json.dumps({"message": msg, "judge": JUDGE_VERSION}))
                 raise
             _atomic_write(done, json.dumps({"name": name, "kind": kind, "judge": JUDGE_VERSION,
-                                            "ms": round((_perf() - t0) * 1e3, 1), "slim": rec["slim"]}))
+                                            "ms": round((_perf() - t0) * 1e3, 1), "slim": rec["slim"],
+                                            "pch": pch}))
             rec["cached"] = cached_before
             rec["ok"] = True
             return mod
@@ -1426,7 +1533,7 @@ def _evaluate(task, send, lock):
     deadline = _perf() + o["timeout"]
 
     # ------------------------------------------------------------ candidate import (load + compile)
-    cache = BuildCache(o["build_dir"])
+    cache = BuildCache(o["build_dir"], o.get("pch_root"))
     wrapped = cache.install()
     guard = PatchGuard()
     dispatch_before = dispatch_fingerprint(list(ref_raw) + _CMP_OPS)
@@ -1892,7 +1999,7 @@ def _time_pair(ref, new, inputs, dev, o, deadline, settings, after_call):
 def compile_task(task, send):
     o = task["opts"]
     out = {"ok": False, "class": "", "diagnostic": "", "compile_ms": None, "cached": False, "builds": 0}
-    cache = BuildCache(o["build_dir"])
+    cache = BuildCache(o["build_dir"], o.get("pch_root"))
     cache.install()
     try:
         cand = _load_module(task["candidate"], "kiln_candidate")
@@ -2605,6 +2712,7 @@ def _opts_from(args, device):
         "iters": g("iters", 50), "timeout": g("timeout", 180.0), "build_dir": os.path.abspath(g("build_dir", "./build")),
         "no_timing": g("no_timing", False), "allow_tf32": g("allow_tf32", False),
         "draw": g("draw", "auto"), "hold_memory": g("hold_memory", 0.3), "runs": g("runs", 5),
+        "pch_root": g("pch_root", None),
     }
 
 
@@ -3009,6 +3117,8 @@ def _add_common(p, compile_only=False):
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--arch", default=None, help="TORCH_CUDA_ARCH_LIST for compile-only builds (default: env, "
                                                   "else nvidia-smi's compute capability)")
+    p.add_argument("--pch-root", default=None, help="folder of precompiled torch/extension.h headers made by "
+                                                    "`judge.py pch` (one subfolder per flag set)")
     if compile_only:
         return
     p.add_argument("--device", choices=["cuda", "cpu"], default=None, help="default: cuda if available, else cpu")
@@ -3080,7 +3190,14 @@ def main(argv=None):
     pk.add_argument("--no-fs-guard", action="store_true")
     pk.add_argument("--writable", action="append", default=[])
     _add_problem_opts(pk)
+    ph = sub.add_parser("pch", help="precompile torch/extension.h for load_inline builds with one flag set")
+    ph.add_argument("--out", required=True, help="folder for torch/extension.h.gch and kiln_pch.json")
+    ph.add_argument("--extra-cflags", default="[]", help="the builds' extra_cflags, a JSON list")
+    ph.add_argument("--with-cuda", action="store_true", help="for builds with CUDA sources")
+    ph.add_argument("--work", default=None, help="scratch folder (default: the system's)")
     args = ap.parse_args(argv)
+    if args.cmd == "pch":
+        return cmd_pch(args)
     if args.cmd == "check":
         return cmd_check(args)
     if args.cmd == "probe":

@@ -1,0 +1,75 @@
+package torch2cuda
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kiln-dev/kiln/sandboxes/toolchain"
+	"github.com/kiln-dev/kiln/tools"
+)
+
+// TestPCHOnCPU: the lane makes a precompiled torch/extension.h in a
+// sandbox, and a candidate's build then uses it (read-only in its box),
+// with the verdict of a build without it.
+func TestPCHOnCPU(t *testing.T) {
+	if !longTier {
+		t.Skip("long tier: precompiling torch/extension.h takes 1-2 minutes of a core")
+	}
+	needSandbox(t)
+	py, ok := testRegistry.Get(toolchain.Torch)
+	if !ok {
+		t.Skip("no python3 with torch")
+	}
+	saved := pchFlagSets
+	pchFlagSets = [][]string{{}} // one header is enough here
+	t.Cleanup(func() { pchFlagSets = saved })
+	if err := (Config{PCH: "yes"}).withDefaults().Validate(); err == nil {
+		t.Error("pch \"yes\" accepted")
+	}
+	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: "cpu", Timeout: 3 * time.Minute,
+		RunTimeout: judgeRunTimeout, Trials: 3, CacheDir: t.TempDir(), PCH: PCHOn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, correct := judgeCases(t)
+	ref := cases[0].ref
+	l.pchRoot(py.Path, "") // starts making it
+	deadline := time.Now().Add(8 * time.Minute)
+	for {
+		l.pch.mu.Lock()
+		done, root, err := l.pch.done, l.pch.ready, l.pch.err
+		l.pch.mu.Unlock()
+		if done && root == "" {
+			t.Fatalf("no precompiled header: %v", err)
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no precompiled header after 8 minutes")
+		}
+		time.Sleep(time.Second)
+	}
+	root := l.pchRoot(py.Path, "")
+	if fi, err := os.Stat(filepath.Join(root, "0", "torch", "extension.h.gch")); err != nil || fi.Size() < 1<<20 {
+		t.Fatalf("precompiled header: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	v, err := l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: ref}}, correct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Pass {
+		t.Fatalf("the correct candidate failed with the precompiled header: %s %s", v.Class, v.Diagnostic)
+	}
+	key := l.cacheKey(correct, l.arch(ctx))
+	rec := readBuildRecords(l.loadCached(key))
+	if rec.N != 1 || rec.PCH != 1 {
+		t.Fatalf("build records %+v: want one build with the precompiled header", rec)
+	}
+	t.Logf("built in %.1f s with the precompiled header (%s)", rec.MS/1000, root)
+}
