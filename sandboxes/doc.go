@@ -41,8 +41,8 @@
 //   - filesystem ([LayerFilesystem]): a minimal read-only view. Stage 1
 //     mounts a small tmpfs as the new root (pivot_root), binds /usr, /bin,
 //     /sbin, /lib* (recreated as links where they are links),
-//     /etc/ld.so.cache, /etc/alternatives and Config.ReadOnlyPaths
-//     read-only, nosuid, nodev (recursively, with mount_setattr), writes a
+//     /etc/ld.so.cache, /etc/alternatives, Config.ReadOnlyPaths and the
+//     run's own Spec.ReadOnly read-only, nosuid, nodev (recursively, with mount_setattr), writes a
 //     passwd, group and hosts naming only the box's users, binds /dev/null,
 //     zero, full, random and urandom, mounts a fresh /proc of the box's pid
 //     namespace (hidepid=2: the target sees only its own processes) and
