@@ -157,12 +157,15 @@ func TestGPUJudge(t *testing.T) {
 // record one (issue 23), and how many CUDA sources were built slim.
 func logBuildTimes(t *testing.T, verdicts []tools.Verdict) {
 	var ms []float64
-	slim, asWritten := 0, 0
+	slim, asWritten, pch := 0, 0, 0
 	for _, v := range verdicts {
 		if x, ok := v.Measurements["build_ms"]; ok {
 			ms = append(ms, x)
 		}
 		d := stageDetail(v, StageJudge)
+		if strings.Contains(d, "(pybind module with the precompiled header)") {
+			pch++
+		}
 		if strings.Contains(d, "(CUDA source with <torch/types.h>)") {
 			slim++
 		} else if strings.Contains(d, "(as written: the slim CUDA build failed)") {
@@ -174,8 +177,9 @@ func logBuildTimes(t *testing.T, verdicts []tools.Verdict) {
 		return
 	}
 	slices.Sort(ms)
-	t.Logf("extension builds: %d with a time; median %.1f s, min %.1f s, max %.1f s; CUDA source slim %d, as written after a failed slim build %d",
-		len(ms), ms[len(ms)/2]/1000, ms[0]/1000, ms[len(ms)-1]/1000, slim, asWritten)
+	t.Logf("extension builds: %d with a time; median %.1f s, min %.1f s, max %.1f s; of the passes: CUDA source slim %d, "+
+		"as written after a failed slim build %d, pybind module with the precompiled header %d",
+		len(ms), ms[len(ms)/2]/1000, ms[0]/1000, ms[len(ms)-1]/1000, slim, asWritten, pch)
 }
 
 // checkPassFigures checks what a pass reports beside it: the speedup and

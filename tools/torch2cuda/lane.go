@@ -721,6 +721,9 @@ func (r judgeResult) detail() string {
 		} else if r.Build.AsWritten > 0 {
 			b += " (as written: the slim CUDA build failed)"
 		}
+		if r.Build.PCH > 0 {
+			b += " (pybind module with the precompiled header)"
+		}
 		parts = append(parts, b)
 	}
 	return strings.Join(parts, ", ")
