@@ -132,9 +132,6 @@ func (l *Lane) makePCH(py, arch string, flags []string, dst string) error {
 	if l.cfg.Device != "cpu" {
 		argv = append(argv, "--with-cuda")
 	}
-	if err := box.WriteTree("work", map[string][]byte{".keep": nil}); err != nil {
-		return err
-	}
 	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: l.judgeLimits(1, 1, 10*time.Minute)})
 	if err != nil {
 		return err

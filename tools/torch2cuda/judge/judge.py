@@ -405,6 +405,8 @@ def make_pch(out, extra_cflags, with_cuda, work):
 
 
 def cmd_pch(args):
+    if args.work:
+        os.makedirs(args.work, exist_ok=True)
     work = os.path.abspath(tempfile.mkdtemp(prefix="kiln-pch-", dir=args.work))
     try:
         meta = make_pch(os.path.abspath(args.out), json.loads(args.extra_cflags), args.with_cuda, work)
