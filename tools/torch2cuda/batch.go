@@ -181,7 +181,7 @@ func (b *batcher) run(slot int) {
 // the load_inline arguments it sets, the files it keeps); bump it when that
 // changes, and every cached build is made again. Changes to the judging
 // itself (trials, timing, anti-cheat) keep the builds.
-const buildVersion = "torch2cuda-build-v3"
+const buildVersion = "torch2cuda-build-v4"
 
 // cacheKey names a candidate's built extensions in the lane's cache.
 func (l *Lane) cacheKey(cand, arch string) string {
@@ -198,8 +198,9 @@ func (l *Lane) cacheKey(cand, arch string) string {
 type buildRecords struct {
 	MS        float64 // the builds' wall time, summed
 	N         int     // extension builds with a record
-	Slim      int     // CUDA sources built with the slim header (judge.py's SLIM_HEADER)
-	AsWritten int     // CUDA sources built as written after the slim build failed
+	Slim      int     // CUDA sources built with a slimmer header than written
+	Header    string  // that header: judge.py's PEROP_NAME or <SLIM_HEADER> (of the last such build)
+	AsWritten int     // CUDA sources built as written after the slimmer build failed
 	PCH       int     // builds whose pybind module had a precompiled header (pch.go)
 }
 
@@ -210,9 +211,10 @@ func readBuildRecords(files map[string][]byte) buildRecords {
 			continue
 		}
 		var rec struct {
-			MS   *float64 `json:"ms"`
-			Slim *bool    `json:"slim"`
-			PCH  bool     `json:"pch"`
+			MS     *float64 `json:"ms"`
+			Slim   *bool    `json:"slim"`
+			Header string   `json:"header"`
+			PCH    bool     `json:"pch"`
 		}
 		if json.Unmarshal(b, &rec) != nil || rec.MS == nil {
 			continue
@@ -225,6 +227,9 @@ func readBuildRecords(files map[string][]byte) buildRecords {
 		if rec.Slim != nil {
 			if *rec.Slim {
 				r.Slim++
+				if r.Header = rec.Header; r.Header == "" {
+					r.Header = "<torch/types.h>" // written by a judge before the per-operator prelude
+				}
 			} else {
 				r.AsWritten++
 			}

@@ -26,12 +26,16 @@ func TestBuildRecords(t *testing.T) {
 	if d := res.detail(); !strings.Contains(d, "built in 32.3 s (CUDA source with <torch/types.h>)") {
 		t.Errorf("detail %q", d)
 	}
+	r = readBuildRecords(map[string][]byte{"p/kiln_done.json": []byte(`{"ms":15000,"slim":true,"header":"the per-operator prelude"}`)})
+	if d := (judgeResult{Build: r}).detail(); !strings.Contains(d, "built in 15.0 s (CUDA source with the per-operator prelude)") {
+		t.Errorf("detail %q", d)
+	}
 	r = readBuildRecords(map[string][]byte{"x/kiln_done.json": []byte(`{"ms":60000,"slim":false,"pch":true}`)})
 	if r.PCH != 1 {
 		t.Errorf("records %+v: want the precompiled header counted", r)
 	}
 	if d := (judgeResult{Build: r}).detail(); !strings.Contains(d,
-		"built in 60.0 s (as written: the slim CUDA build failed) (pybind module with the precompiled header)") {
+		"built in 60.0 s (as written: the slimmer CUDA build failed) (pybind module with the precompiled header)") {
 		t.Errorf("detail %q", d)
 	}
 	if _, ok := (judgeResult{}).measurements()["build_ms"]; ok {

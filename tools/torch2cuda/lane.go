@@ -717,9 +717,9 @@ func (r judgeResult) detail() string {
 	if r.Build.N > 0 {
 		b := fmt.Sprintf("built in %.1f s", r.Build.MS/1000)
 		if r.Build.Slim > 0 {
-			b += " (CUDA source with <torch/types.h>)"
+			b += " (CUDA source with " + r.Build.Header + ")"
 		} else if r.Build.AsWritten > 0 {
-			b += " (as written: the slim CUDA build failed)"
+			b += " (as written: the slimmer CUDA build failed)"
 		}
 		if r.Build.PCH > 0 {
 			b += " (pybind module with the precompiled header)"

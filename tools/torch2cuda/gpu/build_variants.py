@@ -6,10 +6,12 @@ For each answer, from an empty build folder:
   1. `judge.py compile` builds it as kiln's judge does (load_inline, ninja); its wall time is
      the cold build, and its folder holds the two compile commands (`ninja -t commands`);
   2. the nvcc command runs again on variants of the CUDA source, to a scratch object, with
-     `--time`: as written; with `#include <torch/extension.h>` replaced by each of --slim
-     (what load_inline itself puts first in every CUDA source is <torch/types.h>);
-     and with a per-operator prelude (`perop_prelude`: the ATen operators the source names,
-     the Tensor class, the torch:: factories, the torch namespace block of torch/types.h);
+     `--time`: as built (the judge builds a source that includes <torch/extension.h> with
+     <torch/types.h> in its place, "slim"); with `#include <torch/extension.h>` replaced by each
+     of --slim (sources the judge built as written); and with judge.py's per-operator prelude
+     (`perop_cuda_sources`: load_inline's implicit headers off, the Tensor class, the ATen
+     operators the source names, the torch:: factories, the torch namespace block of
+     torch/types.h);
   3. the g++ command (the pybind module) runs again as is, then with a precompiled header of
      torch/extension.h built from the same flags (the build's time, the compile's time, and
      whether g++ used it, from -H), and whether that header is still used under another
@@ -41,28 +43,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from build_phases import JUDGE, ANSWERS, nvcc_steps  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(JUDGE))
+import judge  # noqa: E402  (judge.py's own prelude, so that what is measured is what it would build)
+
+SLIM_INCLUDE = re.compile(r"^([ \t]*#[ \t]*include[ \t]*)<torch/types\.h>", re.M)
 EXT_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]torch/extension\.h[>\"]", re.M)
-
-
-_OP_CALL = re.compile(r"\b(?:torch|at)::(\w+)\s*\(")
-
-
-def perop_prelude(text, torch_include):
-    """A prelude in place of <torch/extension.h> that declares only the ATen operators the source
-    names (`torch::NAME(` / `at::NAME(` with an ATen/ops/NAME.h), the Tensor class, the torch::
-    factories, and the `torch` namespace block of the installed torch/types.h (its dtype names)."""
-    ops = sorted({m.group(1) for m in _OP_CALL.finditer(text)
-                  if os.path.exists(os.path.join(torch_include, "ATen", "ops", m.group(1) + ".h"))})
-    with open(os.path.join(torch_include, "torch", "csrc", "api", "include", "torch", "types.h")) as f:
-        types_h = f.read()
-    i = types_h.find("namespace torch {")
-    block = types_h[i:] if i >= 0 else "namespace torch { using namespace at; }\n"
-    lines = ["#define AT_PER_OPERATOR_HEADERS", "#include <ATen/core/Tensor.h>", "#include <ATen/TensorOperators.h>",
-             "#include <ATen/Dispatch.h>",
-             "#include <c10/util/Optional.h>", "#include <torch/csrc/autograd/generated/variable_factories.h>",
-             "#include <torch/csrc/autograd/variable.h>"]
-    lines += ["#include <ATen/ops/%s.h>" % op for op in ops]
-    return "\n".join(lines) + "\n" + block + "\n", ops
 
 
 def first_error(text):
@@ -168,7 +153,7 @@ def gxx_pch(argv, cwd, scratch):
     return out
 
 
-def measure(answer, py, slims, keep_dryrun):
+def measure(answer, py, slims, keep_dryrun, nvcc_only=False):
     work = tempfile.mkdtemp(prefix="kiln-variants-")
     try:
         build = os.path.join(work, "build")
@@ -193,7 +178,7 @@ def measure(answer, py, slims, keep_dryrun):
             src = nv[nv.index("-c") + 1]
             with open(src if os.path.isabs(src) else os.path.join(folder, src)) as f:
                 text = f.read()
-            r["nvcc"]["as_written"] = run_nvcc(nv, src, folder, work, "as_written")
+            r["nvcc"]["as_built"] = run_nvcc(nv, src, folder, work, "as_built")
             for h in slims:
                 if not EXT_INCLUDE.search(text):
                     r["nvcc"][h] = {"skipped": "the CUDA source does not include torch/extension.h"}
@@ -202,14 +187,21 @@ def measure(answer, py, slims, keep_dryrun):
                 with open(vsrc, "w") as f:
                     f.write(EXT_INCLUDE.sub("#include <%s>" % h, text))
                 r["nvcc"][h] = run_nvcc(nv, vsrc, folder, work, "slim_" + re.sub(r"\W", "_", h))
-            if EXT_INCLUDE.search(text):
-                inc = next((nv[i + 1] for i, x in enumerate(nv) if x == "-isystem"
-                            and os.path.isdir(os.path.join(nv[i + 1], "ATen", "ops"))), None)
-                if inc:
-                    prelude, ops = perop_prelude(text, inc)
+            # the per-operator prelude, as judge.py makes it, on the candidate's own CUDA source
+            # (the judge built it slim: load_inline's three implicit lines, then the source with
+            # its torch/extension.h line as torch/types.h)
+            inc = next((nv[i + 1] for i, x in enumerate(nv) if x == "-isystem"
+                        and os.path.isdir(os.path.join(nv[i + 1], "ATen", "ops"))), None)
+            body = text.split("\n", 3)[3] if text.startswith("#include <torch/types.h>\n#include <cuda.h>\n") else None
+            if inc and body is not None:
+                orig = SLIM_INCLUDE.sub(lambda m: m.group(1) + "<torch/extension.h>", body, count=1)
+                srcs, ops = judge.perop_cuda_sources([orig], inc)
+                if srcs is None:
+                    r["nvcc"]["perop"] = {"skipped": "judge.py builds this source as written"}
+                else:
                     vsrc = os.path.join(work, "perop.cu")
                     with open(vsrc, "w") as f:
-                        f.write(EXT_INCLUDE.sub(lambda _m: prelude, text, count=1))
+                        f.write("\n".join(srcs))
                     r["nvcc"]["perop"] = run_nvcc(nv, vsrc, folder, work, "perop")
                     r["nvcc"]["perop"]["ops"] = ops
             if keep_dryrun:
@@ -217,7 +209,7 @@ def measure(answer, py, slims, keep_dryrun):
                 d[d.index("-o") + 1] = os.path.join(work, "dry.o")
                 p = subprocess.run(d + ["--dryrun"], cwd=folder, capture_output=True, text=True)
                 r["nvcc_dryrun"] = p.stderr.splitlines()
-        if gx:
+        if gx and not nvcc_only:
             r["gxx"] = gxx_pch(gx, folder, work)
         return r
     finally:
@@ -233,6 +225,7 @@ def main():
                     help="header put in place of torch/extension.h (repeatable; default torch/types.h, ATen/ATen.h)")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--nvcc-only", action="store_true", help="skip the g++ (pybind module) measurements")
     a = ap.parse_args()
     files = a.answers or sorted(glob.glob(os.path.join(ANSWERS, "**", "*.py"), recursive=True))
     files = [os.path.abspath(f) for f in files]
@@ -247,13 +240,13 @@ def main():
         print(json.dumps({"load_inline": repr(e)}), flush=True)
     rows = []
     with ThreadPoolExecutor(a.parallel) as ex:
-        for r in ex.map(lambda f: measure(f, a.python, slims, f == files[0]), files):
+        for r in ex.map(lambda f: measure(f, a.python, slims, f == files[0], a.nvcc_only), files):
             print(json.dumps({k: v for k, v in r.items() if k != "nvcc_dryrun"}), flush=True)
             rows.append(r)
     med = {}
     for key in ("pch_other_name_used", "pch_with_O3_used"):
         med["g++ " + key] = "%d of %d" % (sum(1 for r in rows if r.get("gxx", {}).get(key)), len(rows))
-    for key in ["as_written"] + slims + ["perop"]:
+    for key in ["as_built"] + slims + ["perop"]:
         xs = [r["nvcc"][key]["wall_s"] for r in rows if r["nvcc"].get(key, {}).get("rc") == 0]
         if xs:
             med["nvcc " + key] = round(statistics.median(xs), 2)

@@ -18,6 +18,7 @@
 #   bash tools/torch2cuda/gpu/device_checks.sh slots            # issue 23: the same, two evaluations per GPU
 #   bash tools/torch2cuda/gpu/device_checks.sh phases           # issue 23: where a cold build goes
 #   bash tools/torch2cuda/gpu/device_checks.sh variants         # issue 23: slim CUDA header, g++ PCH, measured
+#   bash tools/torch2cuda/gpu/device_checks.sh perop            # issue 23: the per-operator prelude, nvcc only
 #   bash tools/torch2cuda/gpu/device_checks.sh kb peers         # 250 KernelBench problems; cuda2hip, ptx2cuda peers
 #   bash tools/torch2cuda/gpu/device_checks.sh synth            # issue 25: synthesised problems checked on the GPU
 #   bash tools/torch2cuda/gpu/device_checks.sh refine           # issue 25: kiln refine with them, 6-7 min
@@ -78,6 +79,14 @@ phase() {
 			--answers $a/level1/00[1-3]*.py $(ls $a/level2/*.py | head -2) $(ls $a/level3/*.py | head -2) \
 			$(ls carry/kb/src/kernelbench/prompts/few_shot/model_new_ex_*.py 2>/dev/null) \
 			--out $OUT/r/build_variants.json > $OUT/r/build_variants.txt 2>&1 ;;
+	perop)
+		# issue 23 item 2: the per-operator prelude against the slim build (nvcc only): starter answers,
+		# KernelBench's few-shot kernels and the peers (written elsewhere), 8 at once: about 5 minutes
+		a=tools/torch2cuda/answers
+		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 560) python3 tools/torch2cuda/gpu/build_variants.py --limit 0 --parallel 8 --nvcc-only \
+			--answers $a/level1/00[1-3]*.py $(ls $a/level2/*.py | head -2) $(ls $a/level3/*.py | head -2) \
+			$(ls carry/kb/src/kernelbench/prompts/few_shot/model_new_ex_*.py 2>/dev/null) tools/torch2cuda/peers/answers/*.py \
+			--out $OUT/r/build_perop.json > $OUT/r/build_perop.txt 2>&1 ;;
 	slots)
 		# issue 23 item 4: the same verdicts with two evaluations per GPU (timing alone)
 		(cd tools/torch2cuda && timeout $(left 560) /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m -torch2cuda.slots=2) > $OUT/r/gpujudge_slots2.txt 2>&1 ;;

@@ -230,12 +230,147 @@ class TestHelpers(unittest.TestCase):
         # ... but not when it only says so in a comment
         self.assertIsNotNone(J.slim_cuda_sources([src + "// torch::nn::functional would do this\n"]))
 
+    def _fake_torch_include(self, tmp):
+        inc = os.path.join(tmp, "include")
+        os.makedirs(os.path.join(inc, "ATen", "ops"))
+        for op in ("zeros_like", "relu", "empty"):
+            open(os.path.join(inc, "ATen", "ops", op + ".h"), "w").close()
+        tdir = os.path.join(inc, "torch", "csrc", "api", "include", "torch")
+        os.makedirs(tdir)
+        with open(os.path.join(tdir, "types.h"), "w") as f:  # with a guard, as newer torch writes it
+            f.write("#pragma once\n#if !defined(TORCH_STABLE_ONLY)\n#include <ATen/ATen.h>\n#include <optional>\n"
+                    "#include <torch/library.h>\n#include <ATen/core/dispatch/Dispatcher.h>\n"
+                    "namespace torch {\nusing namespace at;\nconstexpr auto kF32 = at::kFloat;\n}\n"
+                    "#else\n#error stable only\n#endif\n")
+        return inc
+
+    def test_perop_cuda_sources(self):
+        tmp = tempfile.mkdtemp(prefix="kiln-perop-")
+        try:
+            inc = self._fake_torch_include(tmp)
+            src = ("#include <torch/extension.h>\n// torch::empty( in a comment only\n"
+                   "__global__ void k(float* x) {}\n"
+                   "torch::Tensor f(torch::Tensor x) { auto y = torch::zeros_like(x); "
+                   "return at::relu (y) + torch::not_an_op(x) + torch::sum<float>(x); }\n")
+            out, ops = J.perop_cuda_sources([src], inc)
+            self.assertEqual(ops, ["relu", "zeros_like"])  # named in code, with a header; not in comments
+            self.assertEqual(len(out), 2)
+            prelude, body = out
+            lines = prelude.splitlines()
+            self.assertEqual(lines[:3], ["#include <cuda.h>", "#include <cuda_runtime.h>", "#define AT_PER_OPERATOR_HEADERS"])
+            self.assertIn("#include <ATen/core/Tensor.h>", lines)
+            self.assertIn("#include <ATen/ops/relu.h>", lines)
+            self.assertIn("#undef AT_PER_OPERATOR_HEADERS", lines)
+            # torch/types.h itself, less the whole of ATen, the dispatcher, torch/library.h and its pragma
+            self.assertIn("namespace torch {", prelude)
+            self.assertIn("#if !defined(TORCH_STABLE_ONLY)", prelude)
+            self.assertIn("#include <optional>", prelude)
+            for gone in ("ATen/ATen.h", "torch/library.h", "Dispatcher.h", "pragma once"):
+                self.assertNotIn(gone, prelude)
+            # the source keeps its lines; its include of the full header is gone
+            self.assertEqual(body.count("\n"), src.count("\n"))
+            self.assertNotIn("torch/extension.h", body)
+            self.assertTrue(body.startswith("#include <cuda_runtime.h>\n"))
+            # with `using namespace torch;` a bare call may be an operator too (not a method call)
+            _, ops = J.perop_cuda_sources(["#include <torch/extension.h>\nusing namespace torch;\n"
+                                           "Tensor f(Tensor x) { return relu(x).empty(); }\n"], inc)
+            self.assertEqual(ops, ["relu"])
+            # where the slim build would not be tried, nor is the prelude
+            self.assertEqual(J.perop_cuda_sources([src + "torch::nn::Linear l(1, 1);\n"], inc), (None, []))
+            self.assertEqual(J.perop_cuda_sources(["#include <torch/types.h>\n"], inc), (None, []))
+            # a torch without per-operator headers
+            self.assertEqual(J.perop_cuda_sources([src], tmp), (None, []))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @unittest.skipUnless(shutil.which("g++"), "no g++")
+    def test_perop_prelude_compiles_with_the_installed_torch(self):
+        # the prelude's torch part against the real headers (the CUDA lines left out: no CUDA here)
+        inc = J.torch_include_dir()
+        if not os.path.isdir(os.path.join(inc, "ATen", "ops")):
+            self.skipTest("this torch has no per-operator headers")
+        src = ("#include <torch/extension.h>\n"
+               "torch::Tensor f(torch::Tensor a, torch::Tensor b) {\n"
+               "  TORCH_CHECK(a.is_contiguous(), \"a must be contiguous\");\n"
+               "  auto out = torch::zeros_like(a);\n"
+               "  auto o2 = torch::empty({a.size(0), 3}, a.options().dtype(torch::kFloat32));\n"
+               "  auto s = at::matmul(a, b) + torch::relu(a) * 2;\n"
+               "  AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), \"f\", [&] { (void)a.data_ptr<scalar_t>(); });\n"
+               "  return out + s.sum() + o2.mean();\n}\n")
+        out, ops = J.perop_cuda_sources([src], inc)
+        self.assertEqual(ops, ["empty", "matmul", "relu", "zeros_like"])
+        text = "\n".join(out).replace("#include <cuda.h>\n", "").replace("#include <cuda_runtime.h>", "")
+        tmp = tempfile.mkdtemp(prefix="kiln-perop-")
+        try:
+            path = os.path.join(tmp, "p.cpp")
+            with open(path, "w") as f:
+                f.write(text)
+            p = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-isystem", inc, "-isystem",
+                                os.path.join(inc, "torch", "csrc", "api", "include"), path],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            # and a source that needs a declaration the prelude leaves out fails, as the fallback expects
+            with open(path, "w") as f:
+                f.write(text + "\nauto g(torch::Tensor a) { return at::cumsum(a, 0); }\n")
+            p = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-isystem", inc, "-isystem",
+                                os.path.join(inc, "torch", "csrc", "api", "include"), path],
+                               capture_output=True, text=True, timeout=300)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("cumsum", p.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_perop_build_and_its_fallback(self):
+        tmp = tempfile.mkdtemp(prefix="kiln-perop-")
+        try:
+            src = "#include <torch/extension.h>\n__global__ void k(float* x) {}\n"
+            for ok in (True, False):
+                cache = J.BuildCache(os.path.join(tmp, str(ok)))
+                cache.perop = True
+                seen = []
+
+                def fake(**kw):
+                    seen.append(kw)
+                    if kw.get("no_implicit_headers") and not ok:
+                        raise RuntimeError("Error building extension 'x': 'cumsum' is not a member of 'at'")
+                    return "built"
+
+                cache.orig_inline = fake
+                self.assertEqual(cache.load_inline("ext", "torch::Tensor f(torch::Tensor x);", cuda_sources=src,
+                                                   functions=["f"]), "built")
+                first = seen[0]
+                self.assertTrue(first["no_implicit_headers"])
+                self.assertEqual(first["cpp_sources"], ["#include <torch/extension.h>", "torch::Tensor f(torch::Tensor x);"])
+                self.assertIn("#define AT_PER_OPERATOR_HEADERS", first["cuda_sources"][0])
+                self.assertEqual(cache.calls[-1]["header"], J.PEROP_NAME)
+                self.assertEqual(cache.calls[-1]["slim"], ok)
+                self.assertEqual(len(seen), 1 if ok else 2)
+                if not ok:  # then exactly as written: load_inline's own implicit headers
+                    self.assertFalse(seen[1].get("no_implicit_headers"))
+                    self.assertEqual(seen[1]["cuda_sources"], src)
+                    self.assertEqual(seen[1]["cpp_sources"], "torch::Tensor f(torch::Tensor x);")
+                with open(os.path.join(cache.root, cache.calls[-1]["key"], "kiln_done.json")) as f:
+                    done = json.load(f)
+                self.assertEqual(done["header"], J.PEROP_NAME)
+                self.assertEqual(done["slim"], ok)
+            # a candidate that turns the implicit headers off itself is not given the prelude
+            cache = J.BuildCache(os.path.join(tmp, "own"))
+            cache.perop = True
+            seen = []
+            cache.orig_inline = lambda **kw: seen.append(kw) or "built"
+            if "no_implicit_headers" in cache.sig_inline.parameters:
+                cache.load_inline("ext", "", cuda_sources=src, functions=[], no_implicit_headers=True)
+                self.assertNotIn("AT_PER_OPERATOR_HEADERS", J._norm_sources(seen[0]["cuda_sources"])[0])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
     def test_slim_build_falls_back_to_the_source_as_written(self):
         tmp = tempfile.mkdtemp(prefix="kiln-slim-")
         try:
             src = "#include <torch/extension.h>\n__global__ void k(float* x) {}\n"
             for slim_ok, want_slim in ((True, True), (False, False)):
                 cache = J.BuildCache(os.path.join(tmp, str(slim_ok)))
+                cache.perop = False  # as with a torch whose load_inline has no no_implicit_headers
                 seen = []
 
                 def fake(**kw):
@@ -257,6 +392,7 @@ class TestHelpers(unittest.TestCase):
                     self.assertEqual(seen[1], src)
             # a source that fails as written too: that build's error is the one kept
             cache = J.BuildCache(os.path.join(tmp, "broken"))
+            cache.perop = False
 
             def broken(**kw):
                 raise RuntimeError("Error building extension 'x': error: expected ';' (%s)" %
