@@ -567,7 +567,9 @@ func (r *Runner) probe() error {
 }
 
 // Box is one scratch directory with an exclusive sandbox identity. Runs in a
-// box share its files; run one command at a time. Close removes it.
+// box share its files; run one command at a time. While it runs, the box's
+// files may be written, read and removed (a long-lived process that takes
+// work through files); Close waits for the run to end. Close removes it.
 type Box struct {
 	r       *Runner
 	dir     string
@@ -575,9 +577,14 @@ type Box struct {
 	root    *os.Root
 	mounted bool
 
-	mu     sync.Mutex
-	closed bool
+	mu      sync.Mutex
+	closed  bool
+	running bool       // a Run is in progress
+	idle    *sync.Cond // on mu: signalled when a Run ends
 }
+
+// ErrBusy: a Run was asked of a box while another Run was in progress.
+var ErrBusy = errors.New("sandbox: a run is already in progress in this box")
 
 // Open creates a fresh box, waiting for a free identity if MaxBoxes are
 // open.
@@ -618,6 +625,7 @@ func (r *Runner) newBox(uid uint32, size, inodes int64) (*Box, error) {
 		return nil, err
 	}
 	b := &Box{r: r, dir: dir, uid: uid}
+	b.idle = sync.NewCond(&b.mu)
 	if r.scratchTmpfs {
 		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d", uid, uid)
 		if size != NoLimit {
@@ -667,6 +675,9 @@ func (b *Box) Dir() string { return b.dir }
 func (b *Box) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for b.running {
+		b.idle.Wait()
+	}
 	if b.closed {
 		return nil
 	}
@@ -708,6 +719,23 @@ func (b *Box) WriteFile(name string, data []byte, perm os.FileMode) error {
 	}
 	if werr != nil {
 		return fmt.Errorf("write %s: %w", name, werr)
+	}
+	return nil
+}
+
+// RemoveAll removes name (a file, or a folder and what it holds) from the
+// box, without following links; a name that does not exist is no error.
+func (b *Box) RemoveAll(name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := b.root.RemoveAll(name); err != nil {
+		return fmt.Errorf("remove %s: %w", name, err)
 	}
 	return nil
 }
@@ -806,10 +834,22 @@ func (b *Box) Run(ctx context.Context, spec Spec) (Result, error) {
 // left and makes the Result.
 func (b *Box) run(ctx context.Context, spec Spec, probe bool) (Result, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
+	switch {
+	case b.closed:
+		b.mu.Unlock()
 		return Result{}, ErrClosed
+	case b.running:
+		b.mu.Unlock()
+		return Result{}, ErrBusy
 	}
+	b.running = true
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.running = false
+		b.idle.Broadcast()
+		b.mu.Unlock()
+	}()
 	if err := spec.Limits.validate(); err != nil {
 		return Result{}, fmt.Errorf("sandbox run: %w", err)
 	}

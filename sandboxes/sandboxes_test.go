@@ -766,3 +766,97 @@ func TestSpecEnvOverrides(t *testing.T) {
 		t.Errorf("environment keys: %v", got)
 	}
 }
+
+// A long-lived process takes its work through the box's files: they may be
+// written, read and removed while it runs, a second Run is refused, and
+// Close waits for the run to end.
+func TestFilesDuringRun(t *testing.T) {
+	t.Parallel()
+	b := openBox(t)
+	type out struct {
+		res Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := b.Run(context.Background(), Spec{Argv: []string{"sh", "-c",
+			"i=0; while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; " +
+				"cat go > reply.tmp && mv reply.tmp reply; while [ -e reply ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; " +
+				"[ -e reply ] && echo reply-left || echo reply-removed"},
+			Limits: Limits{Wall: 30 * time.Second}})
+		done <- out{res, err}
+	}()
+	waitBusy(t, b)
+	deadline := time.Now().Add(10 * time.Second)
+	if err := b.WriteFile("go", []byte("work 1\n"), 0o644); err != nil {
+		t.Fatalf("write during the run: %v", err)
+	}
+	var reply []byte
+	for {
+		var err error
+		if reply, err = b.ReadFile("reply", 1<<10); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reply from the running process: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if string(reply) != "work 1\n" {
+		t.Errorf("reply %q", reply)
+	}
+	if err := b.RemoveAll("reply"); err != nil {
+		t.Fatalf("remove during the run: %v", err)
+	}
+	o := <-done
+	if o.err != nil || o.res.ExitCode != 0 || strings.TrimSpace(string(o.res.Stdout)) != "reply-removed" {
+		t.Fatalf("run: %v, %s, stdout %q stderr %q", o.err, o.res.Describe(), o.res.Stdout, o.res.Stderr)
+	}
+	if err := b.RemoveAll("no/such/thing"); err != nil {
+		t.Errorf("removing what is not there: %v", err)
+	}
+	if err := b.RemoveAll("../x"); !errors.Is(err, ErrBadName) {
+		t.Errorf("RemoveAll outside the box: %v, want ErrBadName", err)
+	}
+	// Close waits for a run in progress
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, _ = b.Run(ctx, Spec{Argv: []string{"sleep", "30"}}) }()
+	waitBusy(t, b)
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned during a run: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return after the run ended")
+	}
+}
+
+// waitBusy returns once b has a run in progress.
+func waitBusy(t *testing.T, b *Box) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		running := b.running
+		b.mu.Unlock()
+		if running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := b.Run(context.Background(), Spec{Argv: []string{"true"}}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second run: %v, want ErrBusy while the first runs", err)
+	}
+}

@@ -335,11 +335,19 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	conc := fs.Int("concurrency", 2, "verifications in parallel")
 	pending := fs.Bool("pending", false, "only complete the verdicts with pending stages (a GPU run skipped on a CPU host), from the executables stored with them; needs a GPU, not the compilers")
 	asJSON := fs.Bool("json", false, "print JSON")
+	gpus := fs.Int("gpus", 0, "judge on the first N GPUs of this host (default: the campaign's gpu.devices)")
+	slots := fs.Int("slots-per-device", 0, "evaluations at once on each GPU (default: the campaign's gpu.slots_per_device)")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return badInput("want one campaign id or name")
+	}
+	if *gpus < 0 {
+		return badInput("--gpus %d: want 1 or more (or leave it out)", *gpus)
+	}
+	if *slots != 0 && (*slots < 1 || *slots > spec.MaxSlotsPerDevice) {
+		return badInput("--slots-per-device %d: want 1-%d", *slots, spec.MaxSlotsPerDevice)
 	}
 	st, camp, log, err := c.openCampaign(ctx, e, fs.Arg(0))
 	if err != nil {
@@ -349,6 +357,13 @@ func cmdRescore(ctx context.Context, args []string, e env) error {
 	sp, err := storedSpec(camp, false)
 	if err != nil {
 		return err
+	}
+	// this host's GPUs, not necessarily those of the host that ran the campaign
+	if *gpus > 0 {
+		sp.GPU.Devices = *gpus
+	}
+	if *slots > 0 {
+		sp.GPU.SlotsPerDevice = *slots
 	}
 	w := c.wiring(e, log, c.data)
 	defer w.close()

@@ -229,6 +229,27 @@ func TestGPUSlotsRefused(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "gpu.slots_per_device: lane c2x86 runs one evaluation per GPU at a time") {
 		t.Fatalf("exit %d, want 2 and the field named:\n%s\n%s", code, out, errs)
 	}
+	// gpu.devices likewise
+	body = strings.Replace(body, "slots_per_device: 2", "devices: 1", 1)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runKiln(t, context.Background(), "run", "--data", filepath.Join(dir, "data"), p)
+	if code != 2 || !strings.Contains(errs, "gpu.devices: lane c2x86 does not spread its work over GPUs") {
+		t.Fatalf("gpu.devices: exit %d, want 2 and the field named:\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestRescoreGPUFlags: rescore's --gpus and --slots-per-device out of range
+// are bad input naming the flag, before the data folder is read.
+func TestRescoreGPUFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range [][2]string{{"--gpus", "-1"}, {"--slots-per-device", "9"}, {"--slots-per-device", "-2"}} {
+		code, _, errs := runKiln(t, context.Background(), "rescore", "--pending", "--data", t.TempDir(), tc[0], tc[1], "x")
+		if code != 2 || !strings.Contains(errs, tc[0]+" "+tc[1]+": want") {
+			t.Errorf("%s %s: exit %d, %s", tc[0], tc[1], code, errs)
+		}
+	}
 }
 
 // TestWorkerSlotsFlag: kiln worker --slots-per-device out of 1-8 is bad

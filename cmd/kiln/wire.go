@@ -205,6 +205,12 @@ func (w *wiring) lane(ctx context.Context, sp *spec.Spec) (tools.Lane, error) {
 		}
 		h.SlotsPerDevice = n
 	}
+	if n := sp.GPU.Devices; n > 0 {
+		if !k.SharesGPU {
+			return nil, fmt.Errorf("gpu.devices: lane %s does not spread its work over GPUs (leave it 0), got %d", sp.Lane, n)
+		}
+		h.GPUDevices = n
+	}
 	return k.Open(ctx, h, sp.Sandbox.Limits())
 }
 

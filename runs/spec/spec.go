@@ -236,6 +236,9 @@ type GPU struct {
 	// evaluation waits for its turn is not charged to it. Lanes that
 	// cannot share a GPU refuse values above 1.
 	SlotsPerDevice int `yaml:"slots_per_device"`
+	// Devices is how many of the host's GPUs the lane judges on, the
+	// first ones (default 0: all of them).
+	Devices int `yaml:"devices"`
 }
 
 // Sandbox holds the limits of every compile and run; all must be > 0.

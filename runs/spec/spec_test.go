@@ -216,7 +216,7 @@ retry: {max_attempts: 0, base_delay: 2s, max_delay: 1s}
 refinement: {rounds: -1, threshold: 1.5, factor: 0}
 sampling: {temperature: -0.1, top_p: 0, max_tokens: -1}
 curation: {bands: 10, select: best, single_share: 1, validation: -0.1, difficulty: [9000, 100], threshold: 0, min_speedup: -1, stream: sometimes}
-gpu: {slots_per_device: 9}
+gpu: {slots_per_device: 9, devices: -1}
 `, []string{
 			"campaign.yaml:4: tasks.samples_per_task: must be >= 1",
 			"campaign.yaml:5: tasks.limit: must be >= 0",
@@ -244,6 +244,7 @@ gpu: {slots_per_device: 9}
 			`campaign.yaml:15: curation.stream: unknown stream policy "sometimes" (known: any, prefer, require)`,
 			"campaign.yaml:15: curation.threshold: must be in (0, 1]",
 			"campaign.yaml:15: curation.validation: must be in [0, 1)",
+			"campaign.yaml:16: gpu.devices: must be >= 0",
 			"campaign.yaml:16: gpu.slots_per_device: must be 1-8, got 9",
 		}},
 		{"wrong types", `name: demo

@@ -352,6 +352,7 @@ func (v *validator) rest() {
 	if n := s.GPU.SlotsPerDevice; n < 1 || n > MaxSlotsPerDevice {
 		v.add("gpu.slots_per_device", "must be 1-%d, got %d", MaxSlotsPerDevice, n)
 	}
+	v.atLeast("gpu.devices", int64(s.GPU.Devices), 0)
 
 	v.atLeast("agent.repair_turns", int64(s.Agent.RepairTurns), 0)
 	v.atLeast("agent.max_tool_calls", int64(s.Agent.MaxToolCalls), 0)

@@ -170,6 +170,9 @@ type Host struct {
 	// SlotsPerDevice is the spec's gpu.slots_per_device (0: the lane's
 	// default), for lanes with Kit.SharesGPU.
 	SlotsPerDevice int
+	// GPUDevices is the spec's gpu.devices: how many of the host's GPUs
+	// to judge on, the first ones (0: all), for lanes with Kit.SharesGPU.
+	GPUDevices int
 	// Records reads campaigns' verified records from the run database of
 	// the data folder (kiln ptx prepare --from-campaign); nil where kiln
 	// has none to offer.

@@ -31,9 +31,9 @@ import (
 // version and GPU architecture, so a candidate is compiled once, whatever
 // host-side retries or rescores follow. Stage two runs on the GPU:
 // evaluations whose builds are done are taken in batches of at most
-// MaxBatch, one sandboxed judge.py process per GPU slot and batch, which
-// imports torch once and forks a fresh, Landlock-confined child per
-// evaluation (judge/README.md). The GPU stage never waits for a compiler,
+// MaxBatch; a GPU slot's batches go to one sandboxed judge.py process that
+// lives across them (serve.go), which imports torch once and forks a
+// fresh, Landlock-confined child per evaluation (judge/README.md). The GPU stage never waits for a compiler,
 // and builds go on while the GPU judges: a batch's verdicts come back when
 // it ends, after about three seconds per evaluation. A GPU whose batch ends
 // badly and that then fails a health probe is quarantined, and the batch's
@@ -434,6 +434,9 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 // runBatch judges built jobs in one sandbox on GPU gpu (or the CPU with
 // Device "cpu"); one result per job.
 func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
+	if !l.cfg.OneShotJudge {
+		return l.runServed(jobs, gpu)
+	}
 	outs := make([]judgeOut, len(jobs))
 	fail := func(err error) []judgeOut {
 		for i := range outs {

@@ -60,6 +60,12 @@ func openLane(ctx context.Context, h kit.Host, set func(*Config)) (*Lane, error)
 		return nil, err
 	}
 	gpus := max(len(reg.GPU().Devices), 1)
+	if n := h.GPUDevices; n > 0 {
+		if have := len(reg.GPU().Devices); have > 0 && n > have {
+			return nil, fmt.Errorf("torch2cuda: gpu.devices %d: this host has %d GPU(s)", n, have)
+		}
+		gpus = n
+	}
 	cfg := Config{Sandbox: r, Toolchains: reg, GPUSlots: gpus, GPUs: gpus, CompileParallel: runtime.NumCPU(),
 		SlotsPerDevice: h.SlotsPerDevice, CacheDir: filepath.Join(h.DataDir, "torch2cuda-cache"), Logger: h.Log}
 	if set != nil {

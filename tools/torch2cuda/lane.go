@@ -189,9 +189,13 @@ type Config struct {
 	// CompileParallel bounds the extension builds that run at once on the
 	// CPU cores, each in a sandbox of its own (default 8).
 	CompileParallel int
-	// MaxBatch bounds the evaluations of one GPU judge process (default
-	// 16): a batch's verdicts are delivered when it ends.
+	// MaxBatch bounds the evaluations of one GPU batch (default 16): a
+	// batch's verdicts are delivered when it ends.
 	MaxBatch int
+	// OneShotJudge starts a judge process per GPU batch, as before issue
+	// 23; by default a slot's batches go to one long-lived judge process
+	// (serve.go).
+	OneShotJudge bool
 	// ProbeTimeout bounds one GPU health probe (default 90 s): "judge.py
 	// probe --devices G" in a sandbox with the GPU, a matmul checked
 	// against the CPU. A GPU is probed when a batch on it ends badly (the
@@ -322,6 +326,7 @@ const MaxSlotsPerDevice = 8
 type Lane struct {
 	cfg     Config
 	batches *batcher
+	servers servers // idle judge processes (serve.go)
 	checks  singleflight.Group // one check per problem at a time
 	// checkRun checks problems with the judge (runChecks; a fake in tests).
 	checkRun func(ctx context.Context, refs []string) ([]ProblemCheck, error)
@@ -355,6 +360,7 @@ func (l *Lane) Name() string { return LaneName }
 // metrics (the campaign using the lane has ended). Idempotent.
 func (l *Lane) Close() error {
 	l.batches.closeSlots()
+	l.stopServers()
 	return nil
 }
 

@@ -2822,8 +2822,9 @@ def _warm_parent():
         pass
 
 
-def _run_jobs(jobs, args, on_result, compile_only=False):
-    """jobs: list of dicts {id, reference, candidate}. Calls on_result(job, result) as each finishes."""
+def _run_jobs(jobs, args, on_result, compile_only=False, feed=None):
+    """jobs: list of dicts {id, reference, candidate}. Calls on_result(job, result) as each finishes.
+    feed (serve): more jobs as they arrive (feed.poll()), until feed.done()."""
     workdir = _workdir()
     build_dir = os.path.abspath(args.build_dir)
     os.makedirs(build_dir, exist_ok=True)
@@ -2852,9 +2853,20 @@ def _run_jobs(jobs, args, on_result, compile_only=False):
         free = list(slots)
         owner = {}
         _install_parent_signals(runner)
-        while pending or runner.active:
+        while pending or runner.active or (feed is not None and not feed.done()):
+            if feed is not None:
+                pending.extend(feed.poll())
+                if not pending and not runner.active:
+                    time.sleep(feed.interval)
+                    continue
             while pending and free:
                 job = pending.pop(0)
+                if "error" in job:
+                    r = new_result(opts)
+                    r["diagnostic"] = job["error"]
+                    finalize(r, crash="runtime_error")
+                    on_result(job, r)
+                    continue
                 missing = [k for k in (("candidate",) if compile_only else ("reference", "candidate"))
                            if not job.get(k) or not os.path.isfile(job[k])]
                 if missing:
@@ -2890,7 +2902,7 @@ def _run_jobs(jobs, args, on_result, compile_only=False):
                 run = runner.spawn(task, slot, _job_seconds(job, "timeout", args.timeout),
                                    ref_timeout=_job_seconds(job, "reference_timeout", getattr(args, "reference_timeout", None)))
                 owner[run.pid] = job
-            for run in runner.poll():
+            for run in runner.poll(0.5 if feed is None else feed.interval):
                 free.append(run.slot)
                 job = owner.pop(run.pid)
                 if compile_only:
@@ -3055,6 +3067,78 @@ def cmd_batch(args):
 
     _run_jobs(todo, args, on_result, compile_only=args.compile_only)
     print(dumps({"jobs": len(jobs), "skipped": len(jobs) - len(todo), "counts": counts, "out": args.out}), flush=True)
+    return 0
+
+
+class InboxFeed:
+    """Jobs for `serve`: each arrives as INBOX/<id>.json (a job line's object; its paths relative to
+    the working folder), announced by an empty INBOX/<id>.ready written after it. INBOX/stop, or
+    idle_exit seconds with nothing to do, ends the feed."""
+    interval = 0.05
+
+    def __init__(self, inbox, idle_exit):
+        self.inbox, self.idle_exit = inbox, idle_exit
+        self.seen, self.stopped, self.idle_since = set(), False, None
+
+    def poll(self):
+        try:
+            names = os.listdir(self.inbox)
+        except OSError:
+            names = []
+        self.stopped = self.stopped or "stop" in names
+        ready = [n[:-len(".ready")] for n in names if n.endswith(".ready")]
+        jobs = []
+        for jid in sorted(ready, key=lambda x: (len(x), x)):
+            if jid in self.seen:
+                continue
+            self.seen.add(jid)
+            path = os.path.join(self.inbox, jid + ".json")
+            try:
+                with open(path) as f:
+                    j = dict(json.load(f))
+                for k in ("reference", "candidate", "build_dir"):
+                    if j.get(k):
+                        j[k] = os.path.abspath(j[k])
+            except (OSError, ValueError, TypeError) as e:
+                j = {"error": "bad job %s: %s" % (path, e)}
+            j["id"] = jid
+            for n in (jid + ".json", jid + ".ready"):
+                try:
+                    os.unlink(os.path.join(self.inbox, n))
+                except OSError:
+                    pass
+            jobs.append(j)
+        if jobs:
+            self.idle_since = None
+        return jobs
+
+    def done(self):
+        """Called only when no job is pending or running."""
+        if self.stopped:
+            return True
+        now = _monotonic()
+        if self.idle_since is None:
+            self.idle_since = now
+        return bool(self.idle_exit) and now - self.idle_since >= self.idle_exit
+
+
+def cmd_serve(args):
+    """A judge process for a whole campaign: evaluates the jobs that arrive in --inbox (see
+    InboxFeed) as `batch` would, and writes each result to --outbox/<id>.json as it is ready."""
+    inbox, outbox = os.path.abspath(args.inbox), os.path.abspath(args.outbox)
+    os.makedirs(inbox, exist_ok=True)
+    os.makedirs(outbox, exist_ok=True)
+    counts = {}
+
+    def on_result(j, r):
+        r = dict({"id": j["id"]}, **r)
+        _atomic_write(os.path.join(outbox, j["id"] + ".json"), dumps(r))
+        key = r.get("class", "") or "pass"
+        counts[key] = counts.get(key, 0) + 1
+
+    feed = InboxFeed(inbox, args.idle_exit)
+    _run_jobs([], args, on_result, feed=feed)
+    print(dumps({"served": sum(counts.values()), "counts": counts, "stopped": feed.stopped}), flush=True)
     return 0
 
 
@@ -3241,6 +3325,11 @@ def main(argv=None):
     pb.add_argument("--resume", action="store_true", help="keep existing results and skip their ids")
     pb.add_argument("--compile-only", action="store_true", help="only build the candidates' extensions (no GPU)")
     _add_common(pb)
+    ps = sub.add_parser("serve", help="judge the jobs that arrive in a folder, for as long as they come")
+    ps.add_argument("--inbox", required=True, help="folder of jobs: ID.json, then an empty ID.ready; a file 'stop' ends")
+    ps.add_argument("--outbox", required=True, help="folder the results go to, ID.json each")
+    ps.add_argument("--idle-exit", type=float, default=600.0, help="end after this many seconds without work (0: never)")
+    _add_common(ps)
     pc = sub.add_parser("compile", help="build a candidate's extensions into the cache without a GPU")
     pc.add_argument("--candidate", required=True)
     pc.add_argument("--reference", default=None)
@@ -3281,6 +3370,8 @@ def main(argv=None):
         return cmd_judge(args)
     if args.cmd == "batch":
         return cmd_batch(args)
+    if args.cmd == "serve":
+        return cmd_serve(args)
     if args.cmd == "compile":
         return cmd_compile(args)
     return 2

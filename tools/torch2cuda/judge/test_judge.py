@@ -761,6 +761,84 @@ def write_jobs(name, rows):
     return path
 
 
+class TestServe(unittest.TestCase):
+    @needs_build
+    def test_serve_takes_jobs_as_they_come(self):
+        """`serve` judges the jobs that arrive in its inbox, writes each result as it is ready, keeps
+        going between them, and ends at the stop file."""
+        tmp = tempfile.mkdtemp(prefix="kiln-serve-", dir=STATE["tmp"])
+        inbox, outbox = os.path.join(tmp, "inbox"), os.path.join(tmp, "outbox")
+        os.makedirs(inbox)
+        p = subprocess.Popen([PY, JUDGE, "serve", "--inbox", inbox, "--outbox", outbox, "--build-dir", STATE["build"],
+                              "--no-timing", "--parallel", "2", "--timeout", "300", "--idle-exit", "120"],
+                             cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            def send(jid, ref, cand):
+                # paths relative to the working folder, the ready mark last
+                with open(os.path.join(inbox, jid + ".json"), "w") as f:
+                    json.dump({"reference": os.path.relpath(d(ref), tmp), "candidate": os.path.relpath(d(cand), tmp)}, f)
+                open(os.path.join(inbox, jid + ".ready"), "w").close()
+
+            def wait(jid):
+                path = os.path.join(outbox, jid + ".json")
+                deadline = time.time() + 240
+                while not os.path.exists(path):
+                    self.assertIsNone(p.poll(), "serve ended early: %s" % p.stderr.read()[-2000:] if p.poll() else "")
+                    self.assertLess(time.time(), deadline, "no result for " + jid)
+                    time.sleep(0.1)
+                with open(path) as f:
+                    return json.load(f)
+
+            send("1", "ref_relu_matmul.py", "cand_correct.py")
+            r1 = wait("1")
+            self.assertEqual(r1["id"], "1")
+            self.assertTrue(r1["correct"], r1)
+            # the job files are taken; the process waits for more
+            self.assertEqual(sorted(os.listdir(inbox)), [])
+            time.sleep(1.0)
+            self.assertIsNone(p.poll())
+            send("2", "ref_relu_matmul.py", "cand_wrong_shape.py")
+            send("3", "ref_relu_matmul.py", "cand_correct.py")
+            with open(os.path.join(inbox, "4.json"), "w") as f:
+                f.write("{not json")
+            open(os.path.join(inbox, "4.ready"), "w").close()
+            r2, r3, r4 = wait("2"), wait("3"), wait("4")
+            self.assertEqual(r2["class"], "wrong_shape")
+            self.assertTrue(r3["correct"], r3)
+            self.assertEqual(r4["class"], "runtime_error")
+            self.assertIn("bad job", r4["diagnostic"])
+            # a job written without its ready mark is not taken
+            with open(os.path.join(inbox, "5.json"), "w") as f:
+                json.dump({"reference": d("ref_relu_matmul.py"), "candidate": d("cand_correct.py")}, f)
+            open(os.path.join(inbox, "stop"), "w").close()
+            out, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 0, err[-2000:])
+            summary = json.loads(out.strip().splitlines()[-1])
+            self.assertEqual(summary["served"], 4, summary)
+            self.assertTrue(summary["stopped"])
+            self.assertFalse(os.path.exists(os.path.join(outbox, "5.json")))
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_inbox_feed_idle_exit(self):
+        tmp = tempfile.mkdtemp(prefix="kiln-feed-")
+        try:
+            feed = J.InboxFeed(tmp, 0.2)
+            self.assertEqual(feed.poll(), [])
+            self.assertFalse(feed.done())
+            time.sleep(0.3)
+            self.assertTrue(feed.done())
+            forever = J.InboxFeed(tmp, 0)
+            forever.done()
+            time.sleep(0.1)
+            self.assertFalse(forever.done())
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class TestExclusiveTiming(unittest.TestCase):
     @needs_build
     def test_timing_alone_on_a_shared_device(self):
