@@ -326,7 +326,7 @@ const MaxSlotsPerDevice = 8
 type Lane struct {
 	cfg     Config
 	batches *batcher
-	servers servers // idle judge processes (serve.go)
+	servers servers            // idle judge processes (serve.go)
 	checks  singleflight.Group // one check per problem at a time
 	// checkRun checks problems with the judge (runChecks; a fake in tests).
 	checkRun func(ctx context.Context, refs []string) ([]ProblemCheck, error)
