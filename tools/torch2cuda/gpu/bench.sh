@@ -5,10 +5,13 @@
 # GPU host, at the same absolute paths:
 #
 #   bench.sh setup KILN_GZ OUT TGZ...       unpack kiln and the campaigns
-#   bench.sh cold NAME OUT SECS             rescore --pending, empty build cache
-#   bench.sh cached NAME OUT SECS           the same verdicts again from the
+#   bench.sh cold NAME OUT SECS [G [S]]     rescore --pending, empty build cache
+#   bench.sh cached NAME OUT SECS [G [S]]   the same verdicts again from the
 #                                           pristine folder, with the build
 #                                           cache the cold run filled
+#                                           (G: rescore --gpus G, S:
+#                                           --slots-per-device S; then the
+#                                           phase's folder is NAME-gG-sS)
 #   bench.sh baseline NAME OUT SECS [N] [P] KernelBench's procedure (kb_baseline.py)
 #                                           on the first N pairs (0: all), P at once
 #                                           (P > 1: for its verdicts, not its rate)
@@ -27,13 +30,14 @@ cgroups() {
 	mkdir -p /sys/fs/cgroup/kiln/daemon 2>/dev/null && echo "+memory +pids" > /sys/fs/cgroup/kiln/cgroup.subtree_control 2>/dev/null \
 		&& echo $$ > /sys/fs/cgroup/kiln/daemon/cgroup.procs 2>/dev/null && export KILN_CGROUP_PARENT=/kiln
 }
-rescore() { # name out secs
+rescore() { # name out secs [rescore flags]
 	local name=$1 out=$2 secs=$3
+	shift 3
 	cgroups
 	cd "/tmp/$name" || exit 2
 	local start end
 	start=$(date +%s%N)
-	timeout "$secs" /tmp/kiln rescore --pending --concurrency 256 --json --data data "$name" > "$out/rescore.json" 2> "$out/rescore.err"
+	timeout "$secs" /tmp/kiln rescore --pending --concurrency 256 --json "$@" --data data "$name" > "$out/rescore.json" 2> "$out/rescore.err"
 	local rc=$?
 	end=$(date +%s%N)
 	echo "rescore exit $rc wall_ms $(( (end - start) / 1000000 ))" > "$out/wall.txt"
@@ -59,19 +63,23 @@ setup)
 	tail -12 "$out/host.txt"
 	;;
 cold)
-	name=$1 out=$2/cold-$1 secs=$3
+	name=$1 out=$2/cold-$1${4:+-g$4}${5:+-s$5} secs=$3
+	flags=(${4:+--gpus $4} ${5:+--slots-per-device $5})
 	mkdir -p "$out"
 	# Keep the pending folder for the cached run; start with no build cache.
 	[ -d "/tmp/$name/data.pending" ] || cp -a "/tmp/$name/data" "/tmp/$name/data.pending"
 	rm -rf "/tmp/$name/data/torch2cuda-cache"
-	rescore "$name" "$out" "$secs"
+	rescore "$name" "$out" "$secs" "${flags[@]}"
 	;;
 cached)
-	name=$1 out=$2/cached-$1 secs=$3
+	name=$1 out=$2/cached-$1${4:+-g$4}${5:+-s$5} secs=$3
+	flags=(${4:+--gpus $4} ${5:+--slots-per-device $5})
 	mkdir -p "$out"
 	cd "/tmp/$name" || exit 2
-	rm -rf data.cold && mv data data.cold && cp -a data.pending data && cp -a data.cold/torch2cuda-cache data/
-	rescore "$name" "$out" "$secs"
+	# the cache of the cold run (kept as data.cold by the first cached run)
+	[ -d data.cold ] || mv data data.cold
+	rm -rf data && cp -a data.pending data && cp -a data.cold/torch2cuda-cache data/
+	rescore "$name" "$out" "$secs" "${flags[@]}"
 	;;
 baseline)
 	name=$1 out=$2/baseline-$1 secs=$3 n=${4:-0} par=${5:-1}
