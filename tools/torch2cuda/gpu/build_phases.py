@@ -15,6 +15,7 @@ build folder:
 Prints one JSON line per answer and a summary (medians, seconds) at the end; --out writes all.
 
     python3 tools/torch2cuda/gpu/build_phases.py --limit 5 --out phases.json
+    python3 tools/torch2cuda/gpu/build_phases.py --every 4 --limit 0 --no-rerun --pch /tmp/pch  # as the judge builds
     TORCH_CUDA_ARCH_LIST=9.0 python3 tools/torch2cuda/gpu/build_phases.py --answers DIR
 
 On a host without a GPU set TORCH_CUDA_ARCH_LIST (the GPU host's is 9.0). Trusted code only:
@@ -108,19 +109,34 @@ def rerun(cmd, cwd, kind, scratch):
     return {"wall_s": round(time.time() - t0, 2), "rc": p.returncode, "phases_s": {k: round(v, 2) for k, v in steps.items()}}
 
 
-def measure(answer, py, timeout):
+def make_pch(py, root):
+    """The precompiled headers the judge makes (pch.go): no extra flags and -O3, with CUDA."""
+    out = {}
+    for name, flags in (("plain", "[]"), ("o3", '["-O3"]')):
+        t0 = time.time()
+        p = subprocess.run([py, JUDGE, "pch", "--out", os.path.join(root, name), "--extra-cflags", flags, "--with-cuda"],
+                           capture_output=True, text=True)
+        lines = [l for l in p.stdout.splitlines() if l.strip()]
+        r = json.loads(lines[-1]) if lines else {"ok": False, "error": p.stderr[-500:]}
+        out[name] = {"ok": r.get("ok"), "s": round(time.time() - t0, 2), "error": r.get("error") or r.get("note")}
+    return out
+
+
+def measure(answer, py, timeout, pch_root=None, reruns=True):
     work = tempfile.mkdtemp(prefix="kiln-phases-")
     try:
         build = os.path.join(work, "build")
         t0 = time.time()
-        p = subprocess.run([py, JUDGE, "compile", "--candidate", answer, "--build-dir", build, "--timeout", str(timeout)],
-                           capture_output=True, text=True, cwd=work)
+        argv = [py, JUDGE, "compile", "--candidate", answer, "--build-dir", build, "--timeout", str(timeout)]
+        if pch_root:
+            argv += ["--pch-root", pch_root]
+        p = subprocess.run(argv, capture_output=True, text=True, cwd=work)
         wall = time.time() - t0
         lines = [l for l in p.stdout.splitlines() if l.strip()]
         res = json.loads(lines[-1]) if lines else {"ok": False, "diagnostic": p.stderr[-500:]}
         r = {"answer": os.path.relpath(answer, ANSWERS) if answer.startswith(os.path.abspath(ANSWERS)) else answer,
              "ok": bool(res.get("ok")), "cold_build_s": round(wall, 2), "compile_ms": res.get("compile_ms"),
-             "ninja_s": {}, "rerun": {}}
+             "header": res.get("header"), "slim": res.get("slim"), "pch": res.get("pch"), "ninja_s": {}, "rerun": {}}
         if not r["ok"]:
             r["diagnostic"] = str(res.get("diagnostic", ""))[:800]
             return r
@@ -131,7 +147,7 @@ def measure(answer, py, timeout):
             cmds = subprocess.run(["ninja", "-t", "commands"], cwd=folder, capture_output=True, text=True).stdout
             for cmd in cmds.splitlines():
                 kind = "nvcc" if re.search(r"(^|/)nvcc\s", cmd) else ("g++" if " -c " in cmd else None)
-                if kind:
+                if kind and reruns:
                     r["rerun"][kind] = rerun(cmd, folder, kind, work)
         return r
     finally:
@@ -144,6 +160,14 @@ def summary(rows):
     if not ok:
         return out
     out["cold_build_s_median"] = round(statistics.median(r["cold_build_s"] for r in ok), 2)
+    out["cold_build_s_range"] = [min(r["cold_build_s"] for r in ok), max(r["cold_build_s"] for r in ok)]
+    kinds = {}
+    for r in ok:
+        for h, slim, pch in zip(r.get("header") or [], r.get("slim") or [], r.get("pch") or []):
+            k = "%s%s%s" % (h or "as written", "" if slim in (None, True) else " (failed: as written)",
+                            ", pybind module with the PCH" if pch else "")
+            kinds[k] = kinds.get(k, 0) + 1
+    out["builds"] = kinds
     targets = sorted({t for r in ok for t in r["ninja_s"]})
     out["ninja_s_median"] = {t: round(statistics.median(r["ninja_s"].get(t, 0.0) for r in ok), 2) for t in targets}
     for kind in ("nvcc", "g++"):
@@ -160,15 +184,22 @@ def main():
     ap.add_argument("--python", default=sys.executable, help="the python3 with torch")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--every", type=int, default=1, help="measure every Nth answer (in name order)")
+    ap.add_argument("--pch", default=None, metavar="DIR",
+                    help="first make the judge's precompiled headers in DIR, and build with them as the judge does")
+    ap.add_argument("--no-rerun", action="store_true", help="only the cold builds (no per-phase reruns)")
     a = ap.parse_args()
     files = sorted(glob.glob(os.path.join(os.path.abspath(a.answers), "**", "*.py"), recursive=True))
+    files = files[::max(1, a.every)]
     if a.limit > 0:
         files = files[:a.limit]
     if not files:
         sys.exit("build_phases: no .py answers under %s" % a.answers)
     rows = []
+    if a.pch:
+        print(json.dumps({"pch": make_pch(a.python, os.path.abspath(a.pch))}), flush=True)
     for f in files:
-        r = measure(f, a.python, a.timeout)
+        r = measure(f, a.python, a.timeout, os.path.abspath(a.pch) if a.pch else None, not a.no_rerun)
         print(json.dumps(r), flush=True)
         rows.append(r)
     s = summary(rows)

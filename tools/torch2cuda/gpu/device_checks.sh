@@ -19,6 +19,7 @@
 #   bash tools/torch2cuda/gpu/device_checks.sh phases           # issue 23: where a cold build goes
 #   bash tools/torch2cuda/gpu/device_checks.sh variants         # issue 23: slim CUDA header, g++ PCH, measured
 #   bash tools/torch2cuda/gpu/device_checks.sh perop            # issue 23: the per-operator prelude, nvcc only
+#   bash tools/torch2cuda/gpu/device_checks.sh median           # issue 23: cold builds alone, as the judge builds
 #   bash tools/torch2cuda/gpu/device_checks.sh kb peers         # 250 KernelBench problems; cuda2hip, ptx2cuda peers
 #   bash tools/torch2cuda/gpu/device_checks.sh synth            # issue 25: synthesised problems checked on the GPU
 #   bash tools/torch2cuda/gpu/device_checks.sh refine           # issue 25: kiln refine with them, 6-7 min
@@ -68,6 +69,11 @@ phase() {
 		(cd tools/torch2cuda && timeout $(left 420) /tmp/t2c.test -test.run 'QuarantineTwoGPUs$' -test.v -test.timeout 7m) > $OUT/r/quarantine_two_gpus.txt 2>&1 ;;
 	judge)
 		(cd tools/torch2cuda && timeout $(left 560) /tmp/t2c.test -test.run 'GPUJudge$' -test.v -test.timeout 9m) > $OUT/r/gpujudge.txt 2>&1 ;;
+	median)
+		# issue 23: the cold build alone, one at a time, as the judge builds (the prelude, the
+		# precompiled headers made first): every 4th starter answer, 19 of 73, about 8 minutes
+		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 570) python3 tools/torch2cuda/gpu/build_phases.py --every 4 --limit 0 --no-rerun \
+			--pch /tmp/kiln-pch --out $OUT/r/build_median.json > $OUT/r/build_median.txt 2>&1 ;;
 	phases)
 		# issue 23 item 1: where a cold build goes (ninja log, g++ -ftime-report, nvcc --time), 5 starter answers
 		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 560) python3 tools/torch2cuda/gpu/build_phases.py --limit 5 --out $OUT/r/build_phases.json > $OUT/r/build_phases.txt 2>&1 ;;

@@ -2107,6 +2107,8 @@ def compile_task(task, send):
     out["cached"] = cache.all_cached
     out["keys"] = [c["key"] for c in cache.calls]
     out["slim"] = [c["slim"] for c in cache.calls]
+    out["header"] = [c.get("header") for c in cache.calls]
+    out["pch"] = [c.get("pch") for c in cache.calls]
     out["arch"] = os.environ.get("TORCH_CUDA_ARCH_LIST")
     return out
 
