@@ -695,14 +695,10 @@ func (b *Box) Close() error {
 // parents must exist) with data, replacing whatever was there without
 // following links, and gives it to the box's uid.
 func (b *Box) WriteFile(name string, data []byte, perm os.FileMode) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return ErrClosed
-	}
-	if err := checkName(name); err != nil {
+	if err := b.lockName(name); err != nil {
 		return err
 	}
+	defer b.mu.Unlock()
 	if err := b.root.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
@@ -726,14 +722,10 @@ func (b *Box) WriteFile(name string, data []byte, perm os.FileMode) error {
 // RemoveAll removes name (a file, or a folder and what it holds) from the
 // box, without following links; a name that does not exist is no error.
 func (b *Box) RemoveAll(name string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return ErrClosed
-	}
-	if err := checkName(name); err != nil {
+	if err := b.lockName(name); err != nil {
 		return err
 	}
+	defer b.mu.Unlock()
 	if err := b.root.RemoveAll(name); err != nil {
 		return fmt.Errorf("remove %s: %w", name, err)
 	}
@@ -743,14 +735,10 @@ func (b *Box) RemoveAll(name string) error {
 // ReadFile reads name from the box, refusing symlinks and non-regular files
 // (ErrNotRegular) and files over max bytes (ErrTooLarge).
 func (b *Box) ReadFile(name string, max int64) ([]byte, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil, ErrClosed
-	}
-	if err := checkName(name); err != nil {
+	if err := b.lockName(name); err != nil {
 		return nil, err
 	}
+	defer b.mu.Unlock()
 	fi, err := b.root.Lstat(name)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
@@ -777,6 +765,22 @@ func (b *Box) ReadFile(name string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", name, ErrTooLarge)
 	}
 	return data, nil
+}
+
+// lockName locks b for a file operation on name, or says why not (the box
+// is closed: ErrClosed; name is not inside it: ErrBadName) and leaves it
+// unlocked.
+func (b *Box) lockName(name string) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ErrClosed
+	}
+	if err := checkName(name); err != nil {
+		b.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 func checkName(name string) error {
