@@ -40,7 +40,7 @@ const (
 	serverMaxAge   = time.Hour        // replaced between batches after this
 	serverWall     = 24 * time.Hour   // the process's own wall-clock bound
 	serverPoll     = 100 * time.Millisecond
-	serverScratch  = 8 << 30 // tmpfs bound of its box (holds only what is written)
+	serverScratch  = 3 << 30 // tmpfs bound of its box (in memory, holding only what is written: a batch's built extensions and the children's scratch)
 )
 
 // judgeServer is one "judge.py serve" process and its box.
