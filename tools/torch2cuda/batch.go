@@ -431,12 +431,25 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 	return kept, nil
 }
 
-// runBatch judges built jobs in one sandbox on GPU gpu (or the CPU with
-// Device "cpu"); one result per job.
+// runBatch judges built jobs on GPU gpu (or the CPU with Device "cpu"):
+// on the slot's judge server (serve.go), or with a process of their own;
+// one result per job.
 func (l *Lane) runBatch(jobs []*judgeJob, gpu int) []judgeOut {
-	if !l.cfg.OneShotJudge {
+	var built int64
+	for _, j := range jobs {
+		for _, b := range j.built {
+			built += int64(len(b))
+		}
+	}
+	// a batch whose extensions would crowd the server's scratch gets a box of its own size
+	if !l.cfg.OneShotJudge && built+1<<30 <= serverScratch {
 		return l.runServed(jobs, gpu)
 	}
+	return l.runOneShot(jobs, gpu)
+}
+
+// runOneShot judges jobs on gpu with a judge process of their own.
+func (l *Lane) runOneShot(jobs []*judgeJob, gpu int) []judgeOut {
 	outs := make([]judgeOut, len(jobs))
 	fail := func(err error) []judgeOut {
 		for i := range outs {

@@ -68,10 +68,8 @@ func TestJudgeServer(t *testing.T) {
 	}
 	served := time.Since(start)
 	// the same batch with a process of its own, as before (Config.OneShotJudge)
-	l.cfg.OneShotJudge = true
 	start = time.Now()
-	check("one-shot batch", l.runBatch(batch(1), 0))
-	l.cfg.OneShotJudge = false
+	check("one-shot batch", l.runOneShot(batch(1), 0))
 	t.Logf("a batch of one: %s on a running judge process, %s with a process of its own",
 		served.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	// Its files are gone from the box once the batch is done.
