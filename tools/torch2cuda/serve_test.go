@@ -109,6 +109,24 @@ func TestJudgeServer(t *testing.T) {
 	}
 	s.kill()
 
+	// One that gives no result within the batch's bound is killed: a fault.
+	if s, err = l.takeServer(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	hang := []*judgeJob{{ctx: context.Background(), ref: ref, cand: read("cand_hang.py"), key: "hang"}}
+	outs = make([]judgeOut, 1)
+	start = time.Now()
+	if l.serveBatch(s, hang, 3*time.Second, outs) {
+		t.Errorf("a process past its bound was reported fit")
+	}
+	if outs[0].err == nil || !strings.Contains(outs[0].fault, "the judge gave no result within 3s") || s.alive() {
+		t.Errorf("past the bound: err %v fault %q alive %v", outs[0].err, outs[0].fault, s.alive())
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the bound of 3 s took %s to act", d)
+	}
+	s.kill()
+
 	// Close stops the idle processes; a server given back after it is stopped.
 	kept := idle()
 	if err := l.Close(); err != nil {
