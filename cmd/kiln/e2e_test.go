@@ -262,4 +262,8 @@ func TestWorkerSlotsFlag(t *testing.T) {
 			t.Errorf("--slots-per-device %s: exit %d, %s", n, code, errs)
 		}
 	}
+	code, _, errs := runKiln(t, context.Background(), "worker", "--data", t.TempDir(), "--nats", "nats://127.0.0.1:9", "--gpus", "-1")
+	if code != 2 || !strings.Contains(errs, "--gpus -1: want 1 or more") {
+		t.Errorf("--gpus -1: exit %d, %s", code, errs)
+	}
 }

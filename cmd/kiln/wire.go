@@ -53,6 +53,8 @@ type wiring struct {
 	// slotsPerDevice is kiln worker --slots-per-device: evaluations at
 	// once on each GPU for lanes that share one (0: the lane's default).
 	slotsPerDevice int
+	// gpuDevices is kiln worker --gpus: the first N GPUs (0: all).
+	gpuDevices int
 	// cgroupParent is sandboxes.Config.CgroupParent.
 	cgroupParent string
 	// recordData is the data folder whose run database tasks.from_campaign

@@ -33,6 +33,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	id := fs.String("id", "", "worker id in heartbeats and results (default host-pid)")
 	conc := fs.Int("concurrency", 1, "jobs of each capability run at once")
 	slots := fs.Int("slots-per-device", 1, "evaluations at once on each GPU, timing alone (lanes that share a GPU: torch2cuda; 1-8)")
+	gpus := fs.Int("gpus", 0, "judge on the first N GPUs of this host (lanes that spread over GPUs: torch2cuda; default all)")
 	testKinds := fs.Bool("test-kinds", false, "also run the test and benchmark job kinds (sleep, exit): never on a production host")
 	if err := parseFlags(fs, args, e); err != nil {
 		return err
@@ -42,6 +43,9 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	}
 	if *slots < 1 || *slots > spec.MaxSlotsPerDevice {
 		return badInput("--slots-per-device %d: want 1-%d", *slots, spec.MaxSlotsPerDevice)
+	}
+	if *gpus < 0 {
+		return badInput("--gpus %d: want 1 or more (or leave it out)", *gpus)
 	}
 	log, err := c.logger(e)
 	if err != nil {
@@ -54,7 +58,7 @@ func cmdWorker(ctx context.Context, args []string, e env) error {
 	}
 	w := c.wiring(e, log, c.data)
 	defer w.close()
-	w.slotsPerDevice = *slots
+	w.slotsPerDevice, w.gpuDevices = *slots, *gpus
 	handlers[dispatch.CompleteJobKind] = dispatch.CompleteHandler(completeHost(w))
 	wc := jobs.WorkerConfig{ID: *id, Capabilities: capList, Handlers: handlers, Concurrency: *conc, Log: log}
 	wc.Host = dispatch.HostInfo(func() (*toolchain.Registry, error) { return w.registry(ctx, false) }, w.lanes, capList, log)
@@ -111,7 +115,7 @@ func completeHost(w *wiring) dispatch.Host {
 			}
 			h := w.host()
 			if k.SharesGPU {
-				h.SlotsPerDevice = w.slotsPerDevice
+				h.SlotsPerDevice, h.GPUDevices = w.slotsPerDevice, w.gpuDevices
 			}
 			return k.Open(ctx, h, lim)
 		},
