@@ -40,7 +40,7 @@ rescore() { # name out secs [rescore flags]
 	timeout "$secs" /tmp/kiln rescore --pending --concurrency 256 --json "$@" --data data "$name" > "$out/rescore.json" 2> "$out/rescore.err"
 	local rc=$?
 	end=$(date +%s%N)
-	echo "rescore exit $rc wall_ms $(( (end - start) / 1000000 ))" > "$out/wall.txt"
+	echo "rescore exit $rc wall_ms $(( (end - start) / 1000000 )) cores $(nproc) flags $*" > "$out/wall.txt"
 	/tmp/kiln export --all --data data -o "$out/export.jsonl" "$name" 2>> "$out/rescore.err"
 	/tmp/kiln report --data data "$name" > "$out/report.txt" 2>&1
 	python3 "$here/check.py" expect.json "$out/export.jsonl" > "$out/check.txt" 2>&1

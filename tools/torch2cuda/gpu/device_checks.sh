@@ -27,6 +27,7 @@
 # An argument "a+b" runs phases a and b at the same time (their logs apart);
 # arguments run one after another. DEADLINE_S (default 580) bounds the
 # whole call: each phase's timeout is cut to what is left of it.
+# CPUS_<phase>=LIST (e.g. CPUS_median=28-31) pins a phase to those cores.
 # Results come back as $OUT/results.tgz.
 root=$PWD
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -113,7 +114,15 @@ phase() {
 	echo "phase $1: rc $? in $(( $(date +%s) - start )) s"
 }
 for stage in "$@"; do
-	for p in ${stage//+/ }; do phase $p & done
+	for p in ${stage//+/ }; do
+		(
+			# CPUS_<phase>=LIST pins a phase to those cores (taskset), e.g. to run
+			# a timing phase beside another one on the cores it leaves free
+			pin=CPUS_$p
+			[ -z "${!pin:-}" ] || { taskset -pc "${!pin}" $BASHPID > /dev/null && echo "phase $p on cores ${!pin}"; }
+			phase $p
+		) &
+	done
 	wait
 done
 for f in $OUT/r/*.txt; do echo "== $f"; grep -E "^(--- |ok|FAIL|PASS)|^\s+--- (FAIL|PASS)|FAIL:|PASS:" $f | head -40; done
