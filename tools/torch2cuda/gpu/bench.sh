@@ -12,6 +12,8 @@
 #                                           (G: rescore --gpus G, S:
 #                                           --slots-per-device S; then the
 #                                           phase's folder is NAME-gG-sS)
+#   bench.sh coldpch NAME OUT SECS [G [S]]  cold, but with the precompiled headers
+#                                           the cold run made (made once per toolchain)
 #   bench.sh baseline NAME OUT SECS [N] [P] KernelBench's procedure (kb_baseline.py)
 #                                           on the first N pairs (0: all), P at once
 #                                           (P > 1: for its verdicts, not its rate)
@@ -79,6 +81,17 @@ cached)
 	# the cache of the cold run (kept as data.cold by the first cached run)
 	[ -d data.cold ] || mv data data.cold
 	rm -rf data && cp -a data.pending data && cp -a data.cold/torch2cuda-cache data/
+	rescore "$name" "$out" "$secs" "${flags[@]}"
+	;;
+coldpch)
+	# cold builds (no extension cached) with the toolchain's precompiled
+	# headers made by the cold run kept: a campaign on a host that judged before
+	name=$1 out=$2/coldpch-$1${4:+-g$4}${5:+-s$5} secs=$3
+	flags=(${4:+--gpus $4} ${5:+--slots-per-device $5})
+	mkdir -p "$out"
+	cd "/tmp/$name" || exit 2
+	[ -d data.cold ] || mv data data.cold
+	rm -rf data && cp -a data.pending data && mkdir -p data/torch2cuda-cache && cp -a data.cold/torch2cuda-cache/pch data/torch2cuda-cache/
 	rescore "$name" "$out" "$secs" "${flags[@]}"
 	;;
 baseline)
