@@ -87,32 +87,42 @@ func (l *Lane) pchDir(py string) string {
 	return dir
 }
 
+// makePCHs makes the headers of every flag set at once; builds may use
+// the folder as soon as one header is in it (judge.py takes a header only
+// for the flag set it was made for, and reads the folder at each build).
 func (l *Lane) makePCHs(py, arch string) {
 	root := l.pchDir(py)
-	made := 0
+	made := func() {
+		l.pch.mu.Lock()
+		l.pch.ready = root
+		l.pch.mu.Unlock()
+	}
+	var wg sync.WaitGroup
 	for i, flags := range pchFlagSets {
 		dst := filepath.Join(root, strconv.Itoa(i))
 		if _, err := os.Stat(filepath.Join(dst, "kiln_pch.json")); err == nil {
-			made++
+			made()
 			continue
 		}
-		start := time.Now()
-		if err := l.makePCH(py, arch, flags, dst); err != nil {
-			l.cfg.Logger.Warn("torch2cuda: no precompiled header; builds go without it", "extra_cflags", flags, "err", err)
-			l.pch.mu.Lock()
-			l.pch.err = err
-			l.pch.mu.Unlock()
-			continue
-		}
-		l.cfg.Logger.Info("torch2cuda: precompiled torch/extension.h", "extra_cflags", flags, "took", time.Since(start).Round(time.Second))
-		made++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			if err := l.makePCH(py, arch, flags, dst); err != nil {
+				l.cfg.Logger.Warn("torch2cuda: no precompiled header; builds go without it", "extra_cflags", flags, "err", err)
+				l.pch.mu.Lock()
+				l.pch.err = err
+				l.pch.mu.Unlock()
+				return
+			}
+			l.cfg.Logger.Info("torch2cuda: precompiled torch/extension.h", "extra_cflags", flags, "took", time.Since(start).Round(time.Second))
+			made()
+		}()
 	}
+	wg.Wait()
 	l.pch.mu.Lock()
-	defer l.pch.mu.Unlock()
 	l.pch.done = true
-	if made > 0 {
-		l.pch.ready = root
-	}
+	l.pch.mu.Unlock()
 }
 
 // makePCH runs judge.py pch in a sandbox and keeps its header in dst.

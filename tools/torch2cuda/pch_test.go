@@ -24,7 +24,9 @@ func TestPCHOnCPU(t *testing.T) {
 		t.Skip("no python3 with torch")
 	}
 	saved := pchFlagSets
-	pchFlagSets = [][]string{{}} // one header is enough here
+	// one header is enough here; the second flag set fails, and must not
+	// keep the first header from the builds
+	pchFlagSets = [][]string{{}, {"--kiln-no-such-flag"}}
 	t.Cleanup(func() { pchFlagSets = saved })
 	if err := (Config{PCH: "yes"}).withDefaults().Validate(); err == nil {
 		t.Error("pch \"yes\" accepted")
@@ -38,10 +40,12 @@ func TestPCHOnCPU(t *testing.T) {
 	ref := cases[0].ref
 	l.pchRoot(py.Path, "") // starts making it
 	deadline := time.Now().Add(8 * time.Minute)
+	var pchErr error
 	for {
 		l.pch.mu.Lock()
 		done, root, err := l.pch.done, l.pch.ready, l.pch.err
 		l.pch.mu.Unlock()
+		pchErr = err
 		if done && root == "" {
 			t.Fatalf("no precompiled header: %v", err)
 		}
@@ -53,7 +57,13 @@ func TestPCHOnCPU(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
+	if pchErr == nil {
+		t.Error("a flag set g++ refuses gave no error")
+	}
 	root := l.pchRoot(py.Path, "")
+	if _, err := os.Stat(filepath.Join(root, "1")); !os.IsNotExist(err) {
+		t.Errorf("a header for the refused flag set: %v", err)
+	}
 	if fi, err := os.Stat(filepath.Join(root, "0", "torch", "extension.h.gch")); err != nil || fi.Size() < 1<<20 {
 		t.Fatalf("precompiled header: %v", err)
 	}
