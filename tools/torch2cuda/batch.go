@@ -118,12 +118,18 @@ func (b *batcher) initGPU(cfg Config) {
 // could not run, not that the answer failed.
 func (l *Lane) judge(ctx context.Context, ref, cand string, lim evalLimits) (judgeResult, []byte, error) {
 	arch := l.arch(ctx)
-	j := &judgeJob{ctx: ctx, ref: ref, cand: cand, key: l.cacheKey(cand, arch), done: make(chan judgeOut, 1), lim: lim}
-	built, err := l.build(ctx, j.key, ref, cand, arch)
+	key := l.cacheKey(cand, arch)
+	built, err := l.build(ctx, key, ref, cand, arch)
 	if err != nil {
 		return judgeResult{}, nil, err
 	}
-	j.built = built
+	return l.judgeBuilt(ctx, ref, cand, key, built, lim)
+}
+
+// judgeBuilt judges a candidate built (build's files, under cache key key)
+// in the next batch on a GPU.
+func (l *Lane) judgeBuilt(ctx context.Context, ref, cand, key string, built map[string][]byte, lim evalLimits) (judgeResult, []byte, error) {
+	j := &judgeJob{ctx: ctx, ref: ref, cand: cand, key: key, done: make(chan judgeOut, 1), lim: lim, built: built}
 	l.batches.submit(j)
 	select {
 	case out := <-j.done:
@@ -369,7 +375,11 @@ func (l *Lane) build(ctx context.Context, key, ref, cand, arch string) (map[stri
 			return nil, ctx.Err()
 		}
 		defer func() { <-l.batches.builds }()
-		files, err := l.compile(ctx, ref, cand, arch)
+		compile := l.compile
+		if l.compileRun != nil {
+			compile = l.compileRun
+		}
+		files, err := compile(ctx, ref, cand, arch)
 		if err != nil {
 			return nil, err
 		}

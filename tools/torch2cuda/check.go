@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kiln-dev/kiln/sandboxes"
@@ -256,24 +257,126 @@ func (l *Lane) vetChecks(ctx context.Context, cs []ProblemCheck) error {
 	return nil
 }
 
-// checkOne is a problem's check, cached; concurrent checks of one problem
-// share a run.
+// checkOne is a problem's check, cached. Checks not in the cache wait in
+// the lane's check queue, which runs them a few at a time in one judge
+// process each (checkQueue).
 func (l *Lane) checkOne(ctx context.Context, ref string) (ProblemCheck, error) {
 	key := l.checkKey(ref)
 	if c, ok := l.loadCheck(key); ok {
 		return c, nil
 	}
-	v, err, _ := l.checks.Do(key, func() (any, error) {
-		cs, err := l.CheckProblems(ctx, []string{ref})
-		if err != nil {
-			return nil, err
-		}
-		return cs[0], nil
-	})
-	if err != nil {
-		return ProblemCheck{}, err
+	call := l.checkq.join(l, key, ref)
+	select {
+	case <-call.done:
+		return call.c, call.err
+	case <-ctx.Done():
+		return ProblemCheck{}, ctx.Err()
 	}
-	return v.(ProblemCheck), nil
+}
+
+// The check queue (issue 23). Each check process imports torch and opens
+// a CUDA context on GPU 0, which costs more than checking a problem; a
+// campaign completed on a GPU host (rescore --pending) asks for the checks
+// of all its new problems in its first second, which was one process per
+// problem, all at once, beside the first builds. The queue gathers the
+// checks asked for at once and runs them at most checksPerRun to a
+// process, at most checkRuns processes at a time.
+var (
+	checksPerRun = 8
+	checkRuns    = 2
+	checkGather  = 50 * time.Millisecond // how long a run waits for the rest of a burst
+)
+
+type checkQueue struct {
+	mu      sync.Mutex
+	calls   map[string]*checkCall // queued or running, by check key
+	queue   []*checkCall
+	running int
+}
+
+type checkCall struct {
+	key, ref string
+	done     chan struct{}
+	c        ProblemCheck
+	err      error
+}
+
+// join returns the call of key's check, queued (and a run started) if
+// there is none.
+func (q *checkQueue) join(l *Lane, key, ref string) *checkCall {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if c := q.calls[key]; c != nil {
+		return c
+	}
+	if q.calls == nil {
+		q.calls = map[string]*checkCall{}
+	}
+	c := &checkCall{key: key, ref: ref, done: make(chan struct{})}
+	q.calls[key] = c
+	q.queue = append(q.queue, c)
+	if q.running < checkRuns {
+		q.running++
+		go q.run(l)
+	}
+	return c
+}
+
+// run takes calls off the queue until it is empty.
+func (q *checkQueue) run(l *Lane) {
+	for {
+		time.Sleep(checkGather)
+		q.mu.Lock()
+		n := min(len(q.queue), checksPerRun)
+		if n == 0 {
+			q.running--
+			q.mu.Unlock()
+			return
+		}
+		calls := q.queue[:n:n]
+		q.queue = q.queue[n:]
+		q.mu.Unlock()
+		l.runCheckCalls(calls)
+		q.mu.Lock()
+		for _, c := range calls {
+			delete(q.calls, c.key)
+		}
+		q.mu.Unlock()
+		for _, c := range calls {
+			close(c.done)
+		}
+	}
+}
+
+// runCheckCalls checks the calls' problems in one run. When that run
+// fails (a judge error, a GPU that fails its probe), each problem is
+// checked again alone, so that the error is the failing problem's only.
+// The run is no caller's: one caller giving up does not stop it.
+func (l *Lane) runCheckCalls(calls []*checkCall) {
+	ctx := context.Background()
+	refs := make([]string, len(calls))
+	for i, c := range calls {
+		refs[i] = c.ref
+	}
+	cs, err := l.CheckProblems(ctx, refs)
+	if err == nil {
+		for i, c := range calls {
+			c.c = cs[i]
+		}
+		return
+	}
+	if len(calls) == 1 {
+		calls[0].err = err
+		return
+	}
+	for _, c := range calls {
+		one, err := l.CheckProblems(ctx, []string{c.ref})
+		if err != nil {
+			c.err = err
+			continue
+		}
+		c.c = one[0]
+	}
 }
 
 // CheckTask implements tools.TaskChecker: a problem that fails its check

@@ -3,6 +3,8 @@ package torch2cuda
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -273,5 +275,118 @@ func TestCheckOnCPU(t *testing.T) {
 		if !c.Cached || c.Reason != want[i] {
 			t.Errorf("%s again: cached %v reason %q", names[i], c.Cached, c.Reason)
 		}
+	}
+}
+
+// TestCheckQueue: checks asked for at once (a rescore of many new
+// problems) run a few to a judge process, at most checkRuns processes at a
+// time, each problem once; a judge error in a shared run is its own
+// problem's only (the others are checked again alone), and is not cached.
+func TestCheckQueue(t *testing.T) {
+	f := &fakeChecks{}
+	var mu sync.Mutex
+	active, most := 0, 0
+	l := fakeLane(t, f, newFakeGPUs())
+	l.checkRun = func(ctx context.Context, refs []string) ([]ProblemCheck, error) {
+		mu.Lock()
+		active++
+		most = max(most, active)
+		mu.Unlock()
+		time.Sleep(30 * time.Millisecond)
+		mu.Lock()
+		active--
+		mu.Unlock()
+		return f.run(ctx, refs)
+	}
+	ctx := context.Background()
+	ask := func(refs []string) []error {
+		errs := make([]error, len(refs))
+		var wg sync.WaitGroup
+		for i, ref := range refs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := l.checkOne(ctx, ref)
+				if err == nil && !c.OK {
+					err = fmt.Errorf("check failed: %+v", c)
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+	var refs []string
+	for i := range 21 {
+		refs = append(refs, fmt.Sprintf("%s# problem %d\n", okProblem, i))
+	}
+	for i, err := range ask(append(refs, refs[3])) { // problem 3 asked twice at once
+		if err != nil {
+			t.Fatalf("check %d: %v", i, err)
+		}
+	}
+	seen := map[string]int{}
+	for _, run := range f.runs {
+		if len(run) > checksPerRun {
+			t.Errorf("a run of %d checks: want at most %d", len(run), checksPerRun)
+		}
+		for _, r := range run {
+			seen[r]++
+		}
+	}
+	for i, r := range refs {
+		if seen[r] != 1 {
+			t.Errorf("problem %d checked %d times: want once", i, seen[r])
+		}
+	}
+	if len(f.runs) > 6 || most > checkRuns {
+		t.Errorf("21 problems in %d runs, %d at once: want a few runs (%d checks each), at most %d at once",
+			len(f.runs), most, checksPerRun, checkRuns)
+	}
+	// A judge error among others.
+	broken := okProblem + "# check: judge\n"
+	fresh := []string{okProblem + "# a\n", broken, okProblem + "# b\n", okProblem + "# c\n"}
+	errs := ask(fresh)
+	for i, err := range errs {
+		if (i == 1) != (err != nil) || (i == 1 && !strings.Contains(err.Error(), "boom")) {
+			t.Errorf("problem %d of a run with a judge error: %v", i, err)
+		}
+	}
+	for i, r := range fresh {
+		if _, ok := l.loadCheck(l.checkKey(r)); ok == (i == 1) {
+			t.Errorf("problem %d cached %v after a judge error in its run", i, ok)
+		}
+	}
+}
+
+// TestCheckOverlapsBuild: the problem's check and the candidate's build run
+// at the same time (each waits here to see the other start).
+func TestCheckOverlapsBuild(t *testing.T) {
+	f := &fakeChecks{}
+	l := fakeLane(t, f, newFakeGPUs())
+	l.batches.builds = make(chan struct{}, 2)
+	checking, building := make(chan struct{}), make(chan struct{})
+	l.checkRun = func(ctx context.Context, refs []string) ([]ProblemCheck, error) {
+		close(checking)
+		select {
+		case <-building:
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("no build started during the problem's check")
+		}
+		return f.run(ctx, refs)
+	}
+	l.compileRun = func(ctx context.Context, ref, cand, arch string) (map[string][]byte, error) {
+		close(building)
+		select {
+		case <-checking:
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("no check started during the build")
+		}
+		return map[string][]byte{"kiln_done.json": []byte("{}")}, nil
+	}
+	v := &verdict{v: tools.Verdict{Artifacts: map[string][]byte{}, Measurements: map[string]float64{}}}
+	got, err := l.judgeInto(context.Background(), v, okProblem, "the candidate")
+	if err != nil || !got.Pass {
+		t.Fatalf("judged: %v, %+v", err, got)
 	}
 }

@@ -66,7 +66,6 @@ import (
 	"github.com/kiln-dev/kiln/sandboxes"
 	"github.com/kiln-dev/kiln/sandboxes/toolchain"
 	"github.com/kiln-dev/kiln/tools"
-	"golang.org/x/sync/singleflight"
 )
 
 // LaneName is the lane's name in specs and records.
@@ -326,8 +325,10 @@ const MaxSlotsPerDevice = 8
 type Lane struct {
 	cfg     Config
 	batches *batcher
-	servers servers            // idle judge processes (serve.go)
-	checks  singleflight.Group // one check per problem at a time
+	servers servers    // idle judge processes (serve.go)
+	checkq  checkQueue // problem checks not in the cache (check.go)
+	// compileRun builds a candidate in place of compile (a fake in tests).
+	compileRun func(ctx context.Context, ref, cand, arch string) (map[string][]byte, error)
 	// checkRun checks problems with the judge (runChecks; a fake in tests).
 	checkRun func(ctx context.Context, refs []string) ([]ProblemCheck, error)
 	archOnce sync.Once
@@ -554,7 +555,25 @@ func (l *Lane) Complete(ctx context.Context, item tools.Item, prev tools.Verdict
 // task fault (tools.ClassReferenceError), never the candidate's failure.
 func (l *Lane) judgeInto(ctx context.Context, v *verdict, ref, cand string) (tools.Verdict, error) {
 	start := time.Now()
+	// The problem's check and the candidate's build run at once: the build
+	// needs nothing of the check, and the first evaluations of a campaign's
+	// new problems would otherwise wait for one and then the other. The
+	// build is waited for even when the check fails: another evaluation of
+	// the same candidate may share it (build's singleflight), and it is
+	// cached.
+	arch := l.arch(ctx)
+	key := l.cacheKey(cand, arch)
+	type buildOut struct {
+		files map[string][]byte
+		err   error
+	}
+	bc := make(chan buildOut, 1)
+	go func() {
+		files, err := l.build(ctx, key, ref, cand, arch)
+		bc <- buildOut{files, err}
+	}()
 	chk, err := l.checkOne(ctx, ref)
+	b := <-bc
 	if err != nil {
 		return tools.Verdict{}, err
 	}
@@ -565,7 +584,10 @@ func (l *Lane) judgeInto(ctx context.Context, v *verdict, ref, cand string) (too
 		}
 		return v.fail(StageCheck, tools.ClassReferenceError, time.Since(start), fv.Diagnostic), nil
 	}
-	res, raw, err := l.judge(ctx, ref, cand, l.evalLimits(chk))
+	if b.err != nil {
+		return tools.Verdict{}, b.err
+	}
+	res, raw, err := l.judgeBuilt(ctx, ref, cand, key, b.files, l.evalLimits(chk))
 	if err != nil {
 		return tools.Verdict{}, err
 	}
