@@ -411,8 +411,11 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 		"candidate.py": []byte(cand), "jobs.jsonl": append(job, '\n')}); err != nil {
 		return nil, fmt.Errorf("torch2cuda compile: %w", err)
 	}
+	// Builds are the campaign's batch work: at nice 10 they yield the CPU
+	// to the judge servers (whose timings it would disturb), the problem
+	// checks and the making of the precompiled headers.
 	argv := []string{py, "-I", "judge.py", "batch", "--jobs", "jobs.jsonl", "--out", "compiled.jsonl", "--compile-only",
-		"--parallel", "1", "--timeout", strconv.Itoa(int(l.cfg.Timeout / time.Second))}
+		"--parallel", "1", "--timeout", strconv.Itoa(int(l.cfg.Timeout / time.Second)), "--nice", strconv.Itoa(buildNice)}
 	if arch != "" {
 		argv = append(argv, "--arch", arch)
 	}
@@ -440,6 +443,9 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 	}
 	return kept, nil
 }
+
+// buildNice is the niceness of the candidates' builds (compile).
+const buildNice = 10
 
 // runBatch judges built jobs on GPU gpu (or the CPU with Device "cpu"):
 // on the slot's judge server (serve.go), or with a process of their own;

@@ -3036,7 +3036,18 @@ def _read_jobs(path):
     return jobs
 
 
+def _renice(n):
+    """Lower this process's CPU priority (and so its compilers') by n: the builds of a campaign
+    then yield the CPU to the judge's timing and to the making of the precompiled headers."""
+    if n and n > 0:
+        try:
+            os.nice(n)
+        except OSError as e:
+            print("judge: nice %d: %s" % (n, e), file=sys.stderr)
+
+
 def cmd_batch(args):
+    _renice(args.nice)
     jobs = _read_jobs(args.jobs)
     done_ids = set()
     if args.resume and os.path.exists(args.out):
@@ -3280,6 +3291,8 @@ def _add_common(p, compile_only=False):
                                                   "else nvidia-smi's compute capability)")
     p.add_argument("--pch-root", default=None, help="folder of precompiled torch/extension.h headers made by "
                                                     "`judge.py pch` (one subfolder per flag set)")
+    p.add_argument("--nice", type=int, default=0, help="lower the CPU priority of this process and the compilers "
+                                                       "it starts by N (kiln's builds: 10)")
     if compile_only:
         return
     p.add_argument("--device", choices=["cuda", "cpu"], default=None, help="default: cuda if available, else cpu")
