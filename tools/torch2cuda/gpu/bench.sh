@@ -60,6 +60,8 @@ setup)
 		python3 -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.__file__)'
 		command -v nvcc ninja c++ || true
 		nproc
+		# threads per core: 16 vCPUs may be 16 cores or 8 with their hyperthreads (section 11)
+		lscpu | grep -E '^(CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Model name)'
 		/tmp/kiln doctor
 	} > "$out/host.txt" 2>&1
 	tail -12 "$out/host.txt"
