@@ -390,3 +390,68 @@ func TestCheckOverlapsBuild(t *testing.T) {
 		t.Fatalf("judged: %v, %+v", err, got)
 	}
 }
+
+// BenchmarkProblemChecks: 16 new problems whose checks are asked for at
+// once (as a rescore's first evaluations ask), through the real sandboxed
+// "judge.py check" on the CPU: one process per check, all at once (how
+// checks ran before the check queue), against the queue's defaults.
+//
+//	go test ./tools/torch2cuda -run '^$' -bench ProblemChecks -benchtime 1x
+func BenchmarkProblemChecks(b *testing.B) {
+	if testSkip != "" {
+		b.Skip(testSkip)
+	}
+	src, err := os.ReadFile(filepath.Join("judge", "testdata", "ref_relu_matmul.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	refs := make([]string, 16)
+	for i := range refs {
+		refs[i] = fmt.Sprintf("%s\n# problem %d\n", src, i)
+	}
+	for _, mode := range []struct {
+		name        string
+		perRun, run int
+	}{{"process-each", 1, len(refs)}, {"queued", checksPerRun, checkRuns}} {
+		b.Run(mode.name, func(b *testing.B) {
+			savedPer, savedRuns := checksPerRun, checkRuns
+			checksPerRun, checkRuns = mode.perRun, mode.run
+			defer func() { checksPerRun, checkRuns = savedPer, savedRuns }()
+			for range b.N {
+				l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: "cpu", CacheDir: b.TempDir()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var mu sync.Mutex
+				runs := 0
+				inner := l.checkRun
+				l.checkRun = func(ctx context.Context, refs []string) ([]ProblemCheck, error) {
+					mu.Lock()
+					runs++
+					mu.Unlock()
+					return inner(ctx, refs)
+				}
+				var wg sync.WaitGroup
+				errs := make([]error, len(refs))
+				for i, ref := range refs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						c, err := l.checkOne(context.Background(), ref)
+						if err == nil && !c.OK {
+							err = fmt.Errorf("check failed: %s %s", c.Reason, c.Diagnostic)
+						}
+						errs[i] = err
+					}()
+				}
+				wg.Wait()
+				for _, err := range errs {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(runs), "processes")
+			}
+		})
+	}
+}
