@@ -75,25 +75,22 @@ cold)
 	rm -rf "/tmp/$name/data/torch2cuda-cache"
 	rescore "$name" "$out" "$secs" "${flags[@]}"
 	;;
-cached)
-	name=$1 out=$2/cached-$1${4:+-g$4}${5:+-s$5} secs=$3
+cached | coldpch)
+	# cached: the same verdicts again from the pristine folder, with the build
+	# cache of the cold run; coldpch: cold builds (no extension cached) with only
+	# the precompiled headers the cold run made (a host that has judged before)
+	name=$1 out=$2/$phase-$1${4:+-g$4}${5:+-s$5} secs=$3
 	flags=(${4:+--gpus $4} ${5:+--slots-per-device $5})
 	mkdir -p "$out"
 	cd "/tmp/$name" || exit 2
-	# the cache of the cold run (kept as data.cold by the first cached run)
+	# the cold run's data (kept as data.cold by the first of these runs)
 	[ -d data.cold ] || mv data data.cold
-	rm -rf data && cp -a data.pending data && cp -a data.cold/torch2cuda-cache data/
-	rescore "$name" "$out" "$secs" "${flags[@]}"
-	;;
-coldpch)
-	# cold builds (no extension cached) with the toolchain's precompiled
-	# headers made by the cold run kept: a campaign on a host that judged before
-	name=$1 out=$2/coldpch-$1${4:+-g$4}${5:+-s$5} secs=$3
-	flags=(${4:+--gpus $4} ${5:+--slots-per-device $5})
-	mkdir -p "$out"
-	cd "/tmp/$name" || exit 2
-	[ -d data.cold ] || mv data data.cold
-	rm -rf data && cp -a data.pending data && mkdir -p data/torch2cuda-cache && cp -a data.cold/torch2cuda-cache/pch data/torch2cuda-cache/
+	rm -rf data && cp -a data.pending data && mkdir -p data/torch2cuda-cache
+	if [ "$phase" = cached ]; then
+		cp -a data.cold/torch2cuda-cache/. data/torch2cuda-cache/
+	else
+		cp -a data.cold/torch2cuda-cache/pch data/torch2cuda-cache/
+	fi
 	rescore "$name" "$out" "$secs" "${flags[@]}"
 	;;
 baseline)
