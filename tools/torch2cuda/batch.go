@@ -392,11 +392,15 @@ func (l *Lane) build(ctx context.Context, key, ref, cand, arch string) (map[stri
 	return v.(map[string][]byte), nil
 }
 
-// compile builds one candidate's extensions in a sandbox of its own.
+// compile builds one candidate's extensions: on a build server
+// (buildserve.go), or with Config.OneShotJudge in a sandbox of its own.
 func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string][]byte, error) {
 	py, err := l.python()
 	if err != nil {
 		return nil, err
+	}
+	if !l.cfg.OneShotJudge {
+		return l.compileServed(ctx, py, ref, cand, arch)
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout+5*time.Minute)
 	defer cancel()
@@ -407,13 +411,15 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 	}
 	defer box.Close()
 	job, _ := json.Marshal(map[string]string{"id": "0", "reference": "reference.py", "candidate": "candidate.py", "build_dir": "build"})
-	if err := box.WriteTree(".", map[string][]byte{"judge.py": judgeScript, "reference.py": []byte(ref),
+	if err := box.WriteTree(".", map[string][]byte{"judge.py": judgeScript, "nvcc_par.py": nvccParScript, "reference.py": []byte(ref),
 		"candidate.py": []byte(cand), "jobs.jsonl": append(job, '\n')}); err != nil {
 		return nil, fmt.Errorf("torch2cuda compile: %w", err)
 	}
 	// Builds are the campaign's batch work: at nice 10 they yield the CPU
 	// to the judge servers (whose timings it would disturb), the problem
-	// checks and the making of the precompiled headers.
+	// checks and the making of the precompiled headers. Each box is a
+	// session of its own, and with the kernel's autogroup scheduling nice
+	// works only inside a session: Spec.Nice lowers the box's session too.
 	argv := []string{py, "-I", "judge.py", "batch", "--jobs", "jobs.jsonl", "--out", "compiled.jsonl", "--compile-only",
 		"--parallel", "1", "--timeout", strconv.Itoa(int(l.cfg.Timeout / time.Second)), "--nice", strconv.Itoa(buildNice)}
 	if arch != "" {
@@ -424,7 +430,7 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 		argv = append(argv, "--pch-root", pch)
 		ro = []string{pch}
 	}
-	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: l.judgeLimits(1, 1, l.cfg.Timeout), ReadOnly: ro})
+	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: l.judgeLimits(1, 1, l.cfg.Timeout), ReadOnly: ro, Nice: buildNice})
 	if err != nil {
 		return nil, fmt.Errorf("torch2cuda compile: %w", err)
 	}
@@ -486,7 +492,7 @@ func (l *Lane) runOneShot(jobs []*judgeJob, gpu int) []judgeOut {
 	arch := l.arch(ctx)
 	var lines bytes.Buffer
 	size := int64(1 << 30)
-	files := map[string][]byte{"judge.py": judgeScript}
+	files := map[string][]byte{"judge.py": judgeScript, "nvcc_par.py": nvccParScript}
 	for i, j := range jobs {
 		dir := "jobs/" + strconv.Itoa(i)
 		files[dir+"/reference.py"] = []byte(j.ref)

@@ -15,6 +15,12 @@ import (
 //go:embed judge/judge.py
 var judgeScript []byte
 
+// nvccParScript runs nvcc's host and device halves at once in the
+// judge's builds (judge/nvcc_par.py): judge.py finds it beside itself.
+//
+//go:embed judge/nvcc_par.py
+var nvccParScript []byte
+
 // staticCheckScript reads a candidate's syntax tree (static_check.py).
 //
 //go:embed static_check.py

@@ -191,9 +191,10 @@ type Config struct {
 	// MaxBatch bounds the evaluations of one GPU batch (default 16): a
 	// batch's verdicts are delivered when it ends.
 	MaxBatch int
-	// OneShotJudge starts a judge process per GPU batch, as before issue
-	// 23; by default a slot's batches go to one long-lived judge process
-	// (serve.go).
+	// OneShotJudge starts a judge process per GPU batch and per build, as
+	// before issue 23; by default a slot's batches go to one long-lived
+	// judge process (serve.go) and a compile slot's builds to one long-lived
+	// build process (buildserve.go).
 	OneShotJudge bool
 	// ProbeTimeout bounds one GPU health probe (default 90 s): "judge.py
 	// probe --devices G" in a sandbox with the GPU, a matmul checked
@@ -323,10 +324,11 @@ const MaxSlotsPerDevice = 8
 
 // Lane is the torch2cuda verifier.
 type Lane struct {
-	cfg     Config
-	batches *batcher
-	servers servers    // idle judge processes (serve.go)
-	checkq  checkQueue // problem checks not in the cache (check.go)
+	cfg      Config
+	batches  *batcher
+	servers  servers    // idle judge processes (serve.go)
+	builders builders   // idle build processes (buildserve.go)
+	checkq   checkQueue // problem checks not in the cache (check.go)
 	// compileRun builds a candidate in place of compile (a fake in tests).
 	compileRun func(ctx context.Context, ref, cand, arch string) (map[string][]byte, error)
 	// checkRun checks problems with the judge (runChecks; a fake in tests).
@@ -362,6 +364,7 @@ func (l *Lane) Name() string { return LaneName }
 func (l *Lane) Close() error {
 	l.batches.closeSlots()
 	l.stopServers()
+	l.stopBuilders()
 	return nil
 }
 

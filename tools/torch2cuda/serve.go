@@ -117,7 +117,7 @@ func (l *Lane) startServer(gpu int, rss int64) (*judgeServer, error) {
 		cancel()
 		return nil, fmt.Errorf("torch2cuda judge: %w", err)
 	}
-	if err := box.WriteFile("judge.py", judgeScript, 0o644); err != nil {
+	if err := box.WriteTree(".", map[string][]byte{"judge.py": judgeScript, "nvcc_par.py": nvccParScript}); err != nil {
 		cancel()
 		_ = box.Close()
 		return nil, fmt.Errorf("torch2cuda judge: %w", err)

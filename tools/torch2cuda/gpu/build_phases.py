@@ -122,24 +122,74 @@ def make_pch(py, root):
     return out
 
 
-def measure(answer, py, timeout, pch_root=None, reruns=True):
+class Server:
+    """A build server as kiln's lane runs one per compile slot (`judge.py serve --compile-only`):
+    torch imported once, each build a fresh child. It is warmed with a candidate that builds
+    nothing, as a campaign's servers are after their first build."""
+
+    def __init__(self, py, timeout, pch_root=None):
+        self.work = tempfile.mkdtemp(prefix="kiln-phases-server-")
+        self.inbox, self.outbox = os.path.join(self.work, "inbox"), os.path.join(self.work, "outbox")
+        argv = [py, JUDGE, "serve", "--compile-only", "--inbox", self.inbox, "--outbox", self.outbox, "--idle-exit", "0",
+                "--parallel", "1", "--timeout", str(timeout), "--build-dir", os.path.join(self.work, "build")]
+        if pch_root:
+            argv += ["--pch-root", pch_root]
+        self.proc = subprocess.Popen(argv, cwd=self.work, stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.work, "err"), "w"))
+        self.seq = 0
+        warm = os.path.join(HERE, "..", "judge", "testdata", "cand_no_ext.py")
+        self.build(warm, os.path.join(self.work, "warm"))
+
+    def build(self, answer, build):
+        self.seq += 1
+        jid = str(self.seq)
+        os.makedirs(self.inbox, exist_ok=True)
+        with open(os.path.join(self.inbox, jid + ".json"), "w") as f:
+            json.dump({"candidate": os.path.abspath(answer), "build_dir": build}, f)
+        t0 = time.time()
+        open(os.path.join(self.inbox, jid + ".ready"), "w").close()
+        out = os.path.join(self.outbox, jid + ".json")
+        while not os.path.exists(out):
+            if self.proc.poll() is not None:
+                return {"ok": False, "diagnostic": open(os.path.join(self.work, "err")).read()[-500:]}, time.time() - t0
+            time.sleep(0.02)
+        wall = time.time() - t0
+        with open(out) as f:
+            return json.load(f), wall
+
+    def close(self):
+        open(os.path.join(self.inbox, "stop"), "w").close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def measure(answer, py, timeout, pch_root=None, reruns=True, server=None):
     work = tempfile.mkdtemp(prefix="kiln-phases-")
     try:
         build = os.path.join(work, "build")
-        t0 = time.time()
-        argv = [py, JUDGE, "compile", "--candidate", answer, "--build-dir", build, "--timeout", str(timeout)]
-        if pch_root:
-            argv += ["--pch-root", pch_root]
-        p = subprocess.run(argv, capture_output=True, text=True, cwd=work)
-        wall = time.time() - t0
-        lines = [l for l in p.stdout.splitlines() if l.strip()]
-        res = json.loads(lines[-1]) if lines else {"ok": False, "diagnostic": p.stderr[-500:]}
+        if server is not None:
+            res, wall = server.build(answer, build)
+        else:
+            t0 = time.time()
+            argv = [py, JUDGE, "compile", "--candidate", answer, "--build-dir", build, "--timeout", str(timeout)]
+            if pch_root:
+                argv += ["--pch-root", pch_root]
+            p = subprocess.run(argv, capture_output=True, text=True, cwd=work)
+            wall = time.time() - t0
+            lines = [l for l in p.stdout.splitlines() if l.strip()]
+            res = json.loads(lines[-1]) if lines else {"ok": False, "diagnostic": p.stderr[-500:]}
         r = {"answer": os.path.relpath(answer, ANSWERS) if answer.startswith(os.path.abspath(ANSWERS)) else answer,
              "ok": bool(res.get("ok")), "cold_build_s": round(wall, 2), "compile_ms": res.get("compile_ms"),
              "header": res.get("header"), "slim": res.get("slim"), "pch": res.get("pch"), "ninja_s": {}, "rerun": {}}
         if not r["ok"]:
             r["diagnostic"] = str(res.get("diagnostic", ""))[:800]
             return r
+        for dj in glob.glob(os.path.join(build, "*", "kiln_done.json")):
+            with open(dj) as f:
+                for rec in json.load(f).get("nvcc") or []:
+                    r.setdefault("nvcc", []).append({k: rec.get(k) for k in ("parallel", "ids_equal", "ms")})
         for log in glob.glob(os.path.join(build, "**", ".ninja_log"), recursive=True):
             folder = os.path.dirname(log)
             for target, s in ninja_log(log).items():
@@ -188,6 +238,8 @@ def main():
     ap.add_argument("--pch", default=None, metavar="DIR",
                     help="first make the judge's precompiled headers in DIR, and build with them as the judge does")
     ap.add_argument("--no-rerun", action="store_true", help="only the cold builds (no per-phase reruns)")
+    ap.add_argument("--serve", action="store_true", help="build on a running build server, as kiln's lane does "
+                                                         "(the cold build is then the time from the job to its result)")
     a = ap.parse_args()
     files = sorted(glob.glob(os.path.join(os.path.abspath(a.answers), "**", "*.py"), recursive=True))
     files = files[::max(1, a.every)]
@@ -198,10 +250,15 @@ def main():
     rows = []
     if a.pch:
         print(json.dumps({"pch": make_pch(a.python, os.path.abspath(a.pch))}), flush=True)
-    for f in files:
-        r = measure(f, a.python, a.timeout, os.path.abspath(a.pch) if a.pch else None, not a.no_rerun)
-        print(json.dumps(r), flush=True)
-        rows.append(r)
+    server = Server(a.python, a.timeout, os.path.abspath(a.pch) if a.pch else None) if a.serve else None
+    try:
+        for f in files:
+            r = measure(f, a.python, a.timeout, os.path.abspath(a.pch) if a.pch else None, not a.no_rerun, server)
+            print(json.dumps(r), flush=True)
+            rows.append(r)
+    finally:
+        if server is not None:
+            server.close()
     s = summary(rows)
     print(json.dumps({"summary": s}, indent=1), flush=True)
     if a.out:

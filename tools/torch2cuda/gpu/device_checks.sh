@@ -19,7 +19,8 @@
 #   bash tools/torch2cuda/gpu/device_checks.sh phases           # issue 23: where a cold build goes
 #   bash tools/torch2cuda/gpu/device_checks.sh variants         # issue 23: slim CUDA header, g++ PCH, measured
 #   bash tools/torch2cuda/gpu/device_checks.sh perop            # issue 23: the per-operator prelude, nvcc only
-#   bash tools/torch2cuda/gpu/device_checks.sh median           # issue 23: cold builds alone, as the judge builds
+#   bash tools/torch2cuda/gpu/device_checks.sh median           # issue 23: cold builds alone, as the judge builds (EVERY=4)
+#   bash tools/torch2cuda/gpu/device_checks.sh nvccpar          # issue 23: nvcc_par.py's objects against nvcc's (ANSWERS=4)
 #   bash tools/torch2cuda/gpu/device_checks.sh kb peers         # 250 KernelBench problems; cuda2hip, ptx2cuda peers
 #   bash tools/torch2cuda/gpu/device_checks.sh synth            # issue 25: synthesised problems checked on the GPU
 #   bash tools/torch2cuda/gpu/device_checks.sh refine           # issue 25: kiln refine with them, 6-7 min
@@ -73,8 +74,13 @@ phase() {
 	median)
 		# issue 23: the cold build alone, one at a time, as the judge builds (the prelude, the
 		# precompiled headers made first): every 4th starter answer, 19 of 73, about 8 minutes
-		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 570) python3 tools/torch2cuda/gpu/build_phases.py --every 4 --limit 0 --no-rerun \
-			--pch /tmp/kiln-pch --out $OUT/r/build_median.json > $OUT/r/build_median.txt 2>&1 ;;
+		# on a running build server as the lane builds (--serve), nvcc's halves at once (nvcc_par.py)
+		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 570) python3 tools/torch2cuda/gpu/build_phases.py --every ${EVERY:-4} --limit 0 --no-rerun \
+			--serve --pch /tmp/kiln-pch --out $OUT/r/build_median.json > $OUT/r/build_median.txt 2>&1 ;;
+	nvccpar)
+		# issue 23: nvcc_par.py's objects against nvcc's, byte for byte, and its messages
+		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 400) python3 tools/torch2cuda/gpu/nvcc_par_check.py --answers ${ANSWERS:-4} --parallel 2 \
+			--out $OUT/r/nvcc_par.json > $OUT/r/nvcc_par.txt 2>&1 ;;
 	phases)
 		# issue 23 item 1: where a cold build goes (ninja log, g++ -ftime-report, nvcc --time), 5 starter answers
 		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 560) python3 tools/torch2cuda/gpu/build_phases.py --limit 5 --out $OUT/r/build_phases.json > $OUT/r/build_phases.txt 2>&1 ;;

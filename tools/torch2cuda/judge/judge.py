@@ -480,6 +480,37 @@ def cmd_pch(args):
 # The Go side caches what this class builds under a key that names the build
 # procedure (buildVersion in ../batch.go): bump it when the way extensions are
 # built or the files kept change.
+NVCC_PAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcc_par.py")
+
+
+def nvcc_command(cpp_extension):
+    """PYTORCH_NVCC for the judge's builds: nvcc_par.py (beside this file) in front of the real nvcc,
+    which runs nvcc's host and device halves at once; None (nvcc as torch finds it) when it is
+    missing, turned off (KILN_NVCC_PAR=0), or PYTORCH_NVCC is already set."""
+    if os.environ.get("KILN_NVCC_PAR", "1") == "0" or os.environ.get("PYTORCH_NVCC") or not os.path.isfile(NVCC_PAR):
+        return None
+    try:
+        nvcc = cpp_extension._join_cuda_home("bin", "nvcc")
+    except Exception:
+        return None
+    if not os.path.isfile(nvcc):
+        return None
+    return " ".join(shlex.quote(x) for x in (sys.executable, "-I", NVCC_PAR, nvcc))
+
+
+def nvcc_records(d):
+    """What nvcc_par.py recorded of a build's CUDA objects (None: nvcc ran as is)."""
+    recs = []
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if name.endswith(".kiln-nvcc.json"):
+            try:
+                with open(os.path.join(d, name)) as f:
+                    recs.append(json.load(f))
+            except (OSError, ValueError):
+                pass
+    return recs or None
+
+
 class BuildCache:
     """Wraps torch.utils.cpp_extension.load_inline / load so that builds go to
     BUILD_DIR/<key> (extension 'kiln_<key[:16]>') and are reused across evaluations."""
@@ -499,6 +530,8 @@ class BuildCache:
         self.cuda_sources = []   # CUDA source texts seen
         self.errors = []         # compiler messages of failed builds
         self.failed_exc = []     # exception objects raised for failed builds
+        self.nvcc = nvcc_command(cpp_extension)
+
 
     def install(self):
         def load_inline(*args, **kwargs):
@@ -624,6 +657,8 @@ class BuildCache:
             a2["build_directory"] = d
             a2["verbose"] = False
             mod = None
+            if self.nvcc and uses_cuda:
+                os.environ["PYTORCH_NVCC"] = self.nvcc
             if slim_args is not None:
                 s2 = dict(slim_args, name=name, build_directory=d, verbose=False)
                 try:
@@ -648,7 +683,7 @@ class BuildCache:
                 raise
             _atomic_write(done, json.dumps({"name": name, "kind": kind, "judge": JUDGE_VERSION,
                                             "ms": round((_perf() - t0) * 1e3, 1), "slim": rec["slim"],
-                                            "header": header, "pch": pch}))
+                                            "header": header, "pch": pch, "nvcc": nvcc_records(d)}))
             rec["cached"] = cached_before
             rec["ok"] = True
             return mod
@@ -2846,6 +2881,11 @@ def _run_jobs(jobs, args, on_result, compile_only=False, feed=None):
         opts = _opts_from(args, device)
         if not compile_only:
             _warm_parent()
+        else:
+            try:
+                from torch.utils import cpp_extension  # noqa: F401  (every build's child needs it)
+            except Exception:
+                pass
         writable = _writable_dirs(build_dir, workdir, args.writable)
         nthreads = None
         if device == "cpu" and len(slots) > 1:
@@ -3038,7 +3078,9 @@ def _read_jobs(path):
 
 def _renice(n):
     """Lower this process's CPU priority (and so its compilers') by n: the builds of a campaign
-    then yield the CPU to the judge's timing and to the making of the precompiled headers."""
+    then yield the CPU to the judge's timing and to the making of the precompiled headers. (Under
+    the kernel's autogroup scheduling nice counts only inside a session: kiln lowers the box's
+    session itself, sandboxes.Spec.Nice.)"""
     if n and n > 0:
         try:
             os.nice(n)
@@ -3137,7 +3179,10 @@ class InboxFeed:
 
 def cmd_serve(args):
     """A judge process for a whole campaign: evaluates the jobs that arrive in --inbox (see
-    InboxFeed) as `batch` would, and writes each result to --outbox/<id>.json as it is ready."""
+    InboxFeed) as `batch` would, and writes each result to --outbox/<id>.json as it is ready.
+    With --compile-only it builds them instead, as `batch --compile-only` would (kiln's build
+    servers: torch is imported once, and each build is a fresh, confined child)."""
+    _renice(args.nice)
     inbox, outbox = os.path.abspath(args.inbox), os.path.abspath(args.outbox)
     os.makedirs(inbox, exist_ok=True)
     os.makedirs(outbox, exist_ok=True)
@@ -3146,11 +3191,14 @@ def cmd_serve(args):
     def on_result(j, r):
         r = dict({"id": j["id"]}, **r)
         _atomic_write(os.path.join(outbox, j["id"] + ".json"), dumps(r))
-        key = r.get("class", "") or "pass"
+        if args.compile_only:
+            key = "ok" if r.get("ok") else (r.get("class") or "failed")
+        else:
+            key = r.get("class", "") or "pass"
         counts[key] = counts.get(key, 0) + 1
 
     feed = InboxFeed(inbox, args.idle_exit)
-    _run_jobs([], args, on_result, feed=feed)
+    _run_jobs([], args, on_result, compile_only=args.compile_only, feed=feed)
     print(dumps({"served": sum(counts.values()), "counts": counts, "stopped": feed.stopped}), flush=True)
     return 0
 
@@ -3344,6 +3392,8 @@ def main(argv=None):
     ps.add_argument("--inbox", required=True, help="folder of jobs: ID.json, then an empty ID.ready; a file 'stop' ends")
     ps.add_argument("--outbox", required=True, help="folder the results go to, ID.json each")
     ps.add_argument("--idle-exit", type=float, default=600.0, help="end after this many seconds without work (0: never)")
+    ps.add_argument("--compile-only", action="store_true", help="only build the candidates' extensions (no GPU), "
+                                                                "as `batch --compile-only`: a build server")
     _add_common(ps)
     pc = sub.add_parser("compile", help="build a candidate's extensions into the cache without a GPU")
     pc.add_argument("--candidate", required=True)
