@@ -79,7 +79,7 @@ phase() {
 			--serve --pch /tmp/kiln-pch --out $OUT/r/build_median.json > $OUT/r/build_median.txt 2>&1 ;;
 	nvccpar)
 		# issue 23: nvcc_par.py's objects against nvcc's, byte for byte, and its messages
-		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 400) python3 tools/torch2cuda/gpu/nvcc_par_check.py --answers ${ANSWERS:-4} --parallel 2 \
+		TORCH_CUDA_ARCH_LIST=9.0 timeout $(left 400) python3 tools/torch2cuda/gpu/nvcc_par_check.py --answers ${ANSWERS:-4} --judged ${JUDGED:-2} --parallel 2 \
 			--out $OUT/r/nvcc_par.json > $OUT/r/nvcc_par.txt 2>&1 ;;
 	phases)
 		# issue 23 item 1: where a cold build goes (ninja log, g++ -ftime-report, nvcc --time), 5 starter answers

@@ -78,6 +78,7 @@ def one(answer, work):
     # into the object): nvcc's object and nvcc_par's must then be the same bytes
     obj, keep = os.path.join(work, "x.o"), os.path.join(work, "keep")
     a, b = os.path.join(work, "a.o"), os.path.join(work, "b.o")
+    os.makedirs(keep, exist_ok=True)  # nvcc wants its --keep-dir to exist
     t0 = time.time()
     p1 = subprocess.run(with_out(argv, obj) + ["--keep", "--keep-dir", keep], cwd=folder, capture_output=True, text=True)
     r["nvcc_s"] = round(time.time() - t0, 2)
@@ -132,6 +133,7 @@ def cases(nvcc, work):
         base = ["-MD", "-MF", "x.d", "-gencode=arch=compute_90,code=sm_90", "--compiler-options", "-fPIC", "-O3",
                 "-std=c++17", "-c", "k.cu", "-o"]
         keep = os.path.join(d, "keep")
+        os.makedirs(keep, exist_ok=True)
         p1 = subprocess.run([nvcc] + base + ["x.o", "--keep", "--keep-dir", keep], cwd=d, capture_output=True, text=True)
         if os.path.exists(os.path.join(d, "x.o")):
             shutil.move(os.path.join(d, "x.o"), os.path.join(d, "a.o"))
@@ -152,6 +154,7 @@ def main():
     ap.add_argument("--answers", type=int, default=6)
     ap.add_argument("--every", type=int, default=4)
     ap.add_argument("--parallel", type=int, default=3)
+    ap.add_argument("--judged", type=int, default=2, help="answers built through judge.py with nvcc_par.py on")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="kiln-nvccpar-")
@@ -174,7 +177,7 @@ def main():
         report["answers"] = rows
         # through the judge, nvcc_par on
         judged = []
-        for i, a in enumerate(answers[:2]):
+        for i, a in enumerate(answers[:args.judged]):
             build = os.path.join(work, "j%d" % i, "build")
             os.makedirs(os.path.dirname(build))
             res, wall = judge_compile(a, build, dict(os.environ))

@@ -477,9 +477,6 @@ def cmd_pch(args):
     return 0 if meta["used"] else 1
 
 
-# The Go side caches what this class builds under a key that names the build
-# procedure (buildVersion in ../batch.go): bump it when the way extensions are
-# built or the files kept change.
 NVCC_PAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcc_par.py")
 
 
@@ -511,6 +508,9 @@ def nvcc_records(d):
     return recs or None
 
 
+# The Go side caches what this class builds under a key that names the build
+# procedure (buildVersion in ../batch.go): bump it when the way extensions are
+# built or the files kept change.
 class BuildCache:
     """Wraps torch.utils.cpp_extension.load_inline / load so that builds go to
     BUILD_DIR/<key> (extension 'kiln_<key[:16]>') and are reused across evaluations."""
