@@ -137,14 +137,6 @@ type Spec struct {
 	// run reads and must not change, shared by many boxes (a compiler's
 	// precompiled header) without a copy in each.
 	ReadOnly []string
-	// Nice (1-19) lowers the run's CPU priority: its first process's nice
-	// value, which the processes it starts inherit, and its session's
-	// autogroup. Each run is a session of its own, and where the kernel's
-	// autogroup scheduling is on (/proc/sys/kernel/sched_autogroup_enabled,
-	// the default of Debian and Ubuntu) the CPU is shared between sessions
-	// first and nice counts only inside one; so a run at Nice 10 yields to
-	// other runs only through its autogroup. 0 leaves both alone.
-	Nice int
 }
 
 // New checks cfg, prepares the scratch root, reclaims what dead
@@ -1080,9 +1072,6 @@ func (br *boxRun) start(repR, repW, lifeR *os.File) (<-chan []byte, <-chan error
 	repW.Close()
 	lifeR.Close()
 	close(br.started)
-	if n := br.spec.Nice; n > 0 {
-		lowerPriority(br.cmd.Process.Pid, min(n, 19))
-	}
 	repCh := make(chan []byte, 1)
 	go func() {
 		data, _ := io.ReadAll(io.LimitReader(repR, 64<<10))

@@ -860,35 +860,3 @@ func waitBusy(t *testing.T, b *Box) {
 		t.Fatalf("second run: %v, want ErrBusy while the first runs", err)
 	}
 }
-
-// Spec.Nice lowers a run's session autogroup (each run is a session of its
-// own; under autogroup scheduling nice counts only inside one), not the
-// caller's, and the run's own nice value.
-func TestNice(t *testing.T) {
-	t.Parallel()
-	if _, err := os.Stat("/proc/self/autogroup"); err != nil {
-		t.Skip("no autogroup scheduling here")
-	}
-	mine, err := os.ReadFile("/proc/self/autogroup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := openBox(t)
-	// the write lands just after the run starts: wait for it a while
-	script := `for i in $(seq 100); do grep -q 'nice 7$' /proc/self/autogroup && break; sleep 0.05; done; cat /proc/self/autogroup; sleep 0.2; nice`
-	res := run(t, b, Spec{Argv: []string{"sh", "-c", script}, Nice: 7})
-	if !res.OK() {
-		t.Fatalf("%s: %s", res.Describe(), res.Stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
-	if len(lines) != 2 || !strings.HasSuffix(lines[0], " nice 7") || lines[0] == strings.TrimSpace(string(mine)) {
-		t.Fatalf("run at Nice 7: autogroup and nice %q (the caller's autogroup: %q)", res.Stdout, mine)
-	}
-	if after, _ := os.ReadFile("/proc/self/autogroup"); string(after) != string(mine) {
-		t.Errorf("the caller's autogroup changed: %q, was %q", after, mine)
-	}
-	res = run(t, b, Spec{Argv: []string{"sh", "-c", "cat /proc/self/autogroup"}})
-	if strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), " nice 7") {
-		t.Errorf("a run without Nice: %q", res.Stdout)
-	}
-}

@@ -417,9 +417,12 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 	}
 	// Builds are the campaign's batch work: at nice 10 they yield the CPU
 	// to the judge servers (whose timings it would disturb), the problem
-	// checks and the making of the precompiled headers. Each box is a
-	// session of its own, and with the kernel's autogroup scheduling nice
-	// works only inside a session: Spec.Nice lowers the box's session too.
+	// checks and the making of the precompiled headers. (Where the kernel's
+	// autogroup scheduling is on, the default of Debian and Ubuntu, nice
+	// counts only inside a session, and every box is a session of its own:
+	// there it orders only a build's own processes. Lowering the boxes'
+	// autogroups was tried and taken out: it starved builds under other
+	// load on the host, and showed no gain on the GPU host; GPU_RESULTS §12.)
 	argv := []string{py, "-I", "judge.py", "batch", "--jobs", "jobs.jsonl", "--out", "compiled.jsonl", "--compile-only",
 		"--parallel", "1", "--timeout", strconv.Itoa(int(l.cfg.Timeout / time.Second)), "--nice", strconv.Itoa(buildNice)}
 	if arch != "" {
@@ -430,24 +433,30 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 		argv = append(argv, "--pch-root", pch)
 		ro = []string{pch}
 	}
-	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: l.judgeLimits(1, 1, l.cfg.Timeout), ReadOnly: ro, Nice: buildNice})
+	res, err := box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: l.judgeLimits(1, 1, l.cfg.Timeout), ReadOnly: ro})
 	if err != nil {
 		return nil, fmt.Errorf("torch2cuda compile: %w", err)
 	}
 	if !res.OK() {
 		l.cfg.Logger.Warn("torch2cuda compile", "exit", res.ExitCode, "killed", res.Killed, "stderr", clip(string(res.Stderr), 500))
 	}
+	return readKept(box, "build"), nil
+}
+
+// readKept reads the kept files of a box's build folder dir (none when it
+// cannot be read: the build left no record).
+func readKept(box *sandboxes.Box, dir string) map[string][]byte {
 	kept := map[string][]byte{}
-	built, err := box.ReadTree("build", maxCachedBuild, 10000)
+	built, err := box.ReadTree(dir, maxCachedBuild, 10000)
 	if err != nil {
-		return kept, nil
+		return kept
 	}
 	for name, b := range built {
 		if keptFile(name) {
 			kept[name] = b
 		}
 	}
-	return kept, nil
+	return kept
 }
 
 // buildNice is the niceness of the candidates' builds (compile).

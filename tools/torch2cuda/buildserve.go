@@ -78,7 +78,7 @@ func (l *Lane) startBuilder(py, arch, pch string) (*buildServer, error) {
 	lim.Wall, lim.CPU = serverWall, serverWall*2
 	s := &buildServer{judgeServer: &judgeServer{box: box, cancel: cancel, ended: make(chan struct{}), born: time.Now(), rss: lim.RSS}, pch: pch}
 	go func() {
-		s.res, s.err = box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: lim, ReadOnly: ro, Nice: buildNice})
+		s.res, s.err = box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: lim, ReadOnly: ro})
 		close(s.ended)
 	}()
 	return s, nil
@@ -147,7 +147,6 @@ func (l *Lane) compileServed(ctx context.Context, py, ref, cand, arch string) (m
 	s.seq++
 	id := strconv.Itoa(s.seq)
 	dir, build := "jobs/"+id, "build/"+id
-	kept := map[string][]byte{}
 	fit := false
 	defer func() {
 		_ = s.box.RemoveAll(dir)
@@ -199,14 +198,5 @@ func (l *Lane) compileServed(ctx context.Context, py, ref, cand, arch string) (m
 		}
 		time.Sleep(serverPoll)
 	}
-	built, err := s.box.ReadTree(build, maxCachedBuild, 10000)
-	if err != nil {
-		return kept, nil
-	}
-	for name, b := range built {
-		if keptFile(name) {
-			kept[name] = b
-		}
-	}
-	return kept, nil
+	return readKept(s.box, build), nil
 }

@@ -2,9 +2,7 @@ package torch2cuda
 
 import (
 	"context"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,18 +20,8 @@ func TestBuildServer(t *testing.T) {
 	}
 	needSandbox(t)
 	t.Parallel()
-	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: "cpu", Timeout: 3 * time.Minute,
-		RunTimeout: 30 * time.Second, Trials: 2, CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("judge", "testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	l := cpuLane(t)
+	read := func(name string) string { return fixture(t, name) }
 	ref := read("ref_relu_matmul.py")
 	idle := func() []*buildServer {
 		l.builders.mu.Lock()

@@ -9,6 +9,28 @@ import (
 	"time"
 )
 
+// cpuLane is a lane judging on the CPU in the real sandbox, for the
+// server tests.
+func cpuLane(t *testing.T) *Lane {
+	t.Helper()
+	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: "cpu", Timeout: 3 * time.Minute,
+		RunTimeout: 30 * time.Second, Trials: 2, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// fixture reads one of the judge's test fixtures (judge/testdata).
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("judge", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // A slot's batches go to one long-lived judge process (serve.go): the
 // second batch is judged by the same process, a process that has ended is
 // replaced, one that dies with work outstanding is a fault, and Close ends
@@ -20,18 +42,8 @@ func TestJudgeServer(t *testing.T) {
 	}
 	needSandbox(t)
 	t.Parallel()
-	l, err := New(Config{Sandbox: testRunner, Toolchains: testRegistry, Device: "cpu", Timeout: 3 * time.Minute,
-		RunTimeout: 30 * time.Second, Trials: 2, CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("judge", "testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	l := cpuLane(t)
+	read := func(name string) string { return fixture(t, name) }
 	ref, cand := read("ref_relu_matmul.py"), read("cand_no_ext.py")
 	batch := func(n int) []*judgeJob {
 		var jobs []*judgeJob

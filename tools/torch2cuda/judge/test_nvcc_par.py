@@ -30,7 +30,7 @@ STEP = textwrap.dedent(r'''
     def mod_id(src, salt=""):
         return "_" + hashlib.sha256((src + salt).encode()).hexdigest()[:8] + "_id"
     log("start")
-    time.sleep(float(os.environ.get("FAKE_SLEEP", "0.3")))
+    time.sleep(float(os.environ.get("FAKE_SLEEP", "0.01")))
     if prog == "gcc" and "-E" in a:
         text = open(a[a.index("-o") - 1]).read()
         if "MISSING_HEADER" in text:
@@ -164,7 +164,8 @@ class TestNvccPar(unittest.TestCase):
 
     def test_same_object_steps_overlap(self):
         p1, _ = self.compile("kernel\n", "a.o", par=False)
-        p2, log = self.compile("kernel\n", "b.o", par=True)
+        # each step takes 0.3 s here, so that the two lines' overlap shows through process start-up
+        p2, log = self.compile("kernel\n", "b.o", par=True, extra_env={"FAKE_SLEEP": "0.3"})
         self.assertEqual((p1.returncode, p2.returncode), (0, 0), p2.stderr)
         self.assertEqual(self.read("a.o"), self.read("b.o"))
         self.assertIn("stub for _", self.read("b.o"))
