@@ -52,17 +52,6 @@ type builders struct {
 // startBuilder starts a build server that sees the precompiled headers in
 // pch ("" for none).
 func (l *Lane) startBuilder(py, arch, pch string) (*buildServer, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	box, err := l.cfg.Sandbox.OpenSized(ctx, 2<<30, 1<<20)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("torch2cuda compile: %w", err)
-	}
-	if err := box.WriteTree(".", map[string][]byte{"judge.py": judgeScript, "nvcc_par.py": nvccParScript}); err != nil {
-		cancel()
-		_ = box.Close()
-		return nil, fmt.Errorf("torch2cuda compile: %w", err)
-	}
 	argv := []string{py, "-I", "judge.py", "serve", "--compile-only", "--inbox", "inbox", "--outbox", "outbox",
 		"--idle-exit", strconv.Itoa(int(serverIdleExit / time.Second)), "--parallel", "1",
 		"--timeout", strconv.Itoa(int(l.cfg.Timeout / time.Second)), "--nice", strconv.Itoa(buildNice)}
@@ -76,12 +65,12 @@ func (l *Lane) startBuilder(py, arch, pch string) (*buildServer, error) {
 	}
 	lim := l.judgeLimits(1, 1, serverWall)
 	lim.Wall, lim.CPU = serverWall, serverWall*2
-	s := &buildServer{judgeServer: &judgeServer{box: box, cancel: cancel, ended: make(chan struct{}), born: time.Now(), rss: lim.RSS}, pch: pch}
-	go func() {
-		s.res, s.err = box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: lim, ReadOnly: ro})
-		close(s.ended)
-	}()
-	return s, nil
+	// building an extension writes hundreds of megabytes of intermediates
+	s, err := l.launch(2<<30, "compile", sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), Limits: lim, ReadOnly: ro})
+	if err != nil {
+		return nil, err
+	}
+	return &buildServer{judgeServer: s, pch: pch}, nil
 }
 
 // takeBuilder gives an idle build server that is alive, young enough and

@@ -110,18 +110,6 @@ func (l *Lane) startServer(gpu int, rss int64) (*judgeServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	arch := l.arch(ctx)
-	box, err := l.cfg.Sandbox.OpenSized(ctx, serverScratch, 1<<20)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("torch2cuda judge: %w", err)
-	}
-	if err := box.WriteTree(".", map[string][]byte{"judge.py": judgeScript, "nvcc_par.py": nvccParScript}); err != nil {
-		cancel()
-		_ = box.Close()
-		return nil, fmt.Errorf("torch2cuda judge: %w", err)
-	}
 	par := l.cfg.SlotsPerDevice
 	lim := l.judgeLimits(1, par, serverWall)
 	lim.Wall, lim.CPU, lim.RSS = serverWall, serverWall*time.Duration(2*par), max(lim.RSS, rss)
@@ -130,9 +118,32 @@ func (l *Lane) startServer(gpu int, rss int64) (*judgeServer, error) {
 		"--trials", strconv.Itoa(l.cfg.Trials), "--seed", strconv.Itoa(l.cfg.Seed), "--tolerance", l.cfg.Tolerance,
 		"--timeout", strconv.Itoa(int(l.cfg.RunTimeout / time.Second))}
 	argv = append(argv, l.deviceArgs(gpu)...)
-	s := &judgeServer{gpu: gpu, rss: lim.RSS, box: box, cancel: cancel, ended: make(chan struct{}), born: time.Now()}
+	s, err := l.launch(serverScratch, "judge", sandboxes.Spec{Argv: argv, Env: judgeEnv(py, l.arch(context.Background())),
+		GPU: l.cfg.Device != "cpu", Limits: lim})
+	if err != nil {
+		return nil, err
+	}
+	s.gpu = gpu
+	return s, nil
+}
+
+// launch opens a box of scratch bytes with the judge's files in it and
+// starts spec's long-lived process there (a judge or a build server).
+func (l *Lane) launch(scratch int64, what string, spec sandboxes.Spec) (*judgeServer, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	box, err := l.cfg.Sandbox.OpenSized(ctx, scratch, 1<<20)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("torch2cuda %s: %w", what, err)
+	}
+	if err := box.WriteTree(".", map[string][]byte{"judge.py": judgeScript, "nvcc_par.py": nvccParScript}); err != nil {
+		cancel()
+		_ = box.Close()
+		return nil, fmt.Errorf("torch2cuda %s: %w", what, err)
+	}
+	s := &judgeServer{rss: spec.Limits.RSS, box: box, cancel: cancel, ended: make(chan struct{}), born: time.Now()}
 	go func() {
-		s.res, s.err = box.Run(ctx, sandboxes.Spec{Argv: argv, Env: judgeEnv(py, arch), GPU: l.cfg.Device != "cpu", Limits: lim})
+		s.res, s.err = box.Run(ctx, spec)
 		close(s.ended)
 	}()
 	return s, nil
