@@ -415,14 +415,14 @@ func (l *Lane) compile(ctx context.Context, ref, cand, arch string) (map[string]
 		"candidate.py": []byte(cand), "jobs.jsonl": append(job, '\n')}); err != nil {
 		return nil, fmt.Errorf("torch2cuda compile: %w", err)
 	}
-	// Builds are the campaign's batch work: at nice 10 they yield the CPU
-	// to the judge servers (whose timings it would disturb), the problem
-	// checks and the making of the precompiled headers. (Where the kernel's
-	// autogroup scheduling is on, the default of Debian and Ubuntu, nice
-	// counts only inside a session, and every box is a session of its own:
-	// there it orders only a build's own processes. Lowering the boxes'
-	// autogroups was tried and taken out: it starved builds under other
-	// load on the host, and showed no gain on the GPU host; GPU_RESULTS §12.)
+	// Builds run at nice 10, the campaign's batch work, meant to yield the
+	// CPU to the judge servers, the problem checks and the making of the
+	// precompiled headers. Where the kernel's autogroup scheduling is on
+	// (the default of Debian and Ubuntu, and on the GPU host), nice counts
+	// only inside a session and every box is a session of its own, so there
+	// it orders only a build's own processes. Lowering the boxes' autogroups
+	// was tried and taken out: it starved builds under other load on the
+	// host, and showed no gain on the GPU host (GPU_RESULTS §12).
 	argv := []string{py, "-I", "judge.py", "batch", "--jobs", "jobs.jsonl", "--out", "compiled.jsonl", "--compile-only",
 		"--parallel", "1", "--timeout", strconv.Itoa(int(l.cfg.Timeout / time.Second)), "--nice", strconv.Itoa(buildNice)}
 	if arch != "" {
