@@ -22,7 +22,8 @@
 #                                           by `kiln run` directly (no pending stage)
 #
 # Each phase writes OUT/<phase>-<name>/: the rescore JSON and log, the export,
-# the report, check.py's comparison with expect.json and wall.txt.
+# the report, check.py's comparison with expect.json, wall.txt and cpu.json
+# (cpu_sample.py: where the CPU went during the run).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 phase=$1
@@ -38,15 +39,22 @@ rescore() { # name out secs [rescore flags]
 	cgroups
 	cd "/tmp/$name" || exit 2
 	local start end
+	# where the CPU goes during the run (cpu_sample.py: busy and idle core-seconds, by process)
+	python3 "$here/cpu_sample.py" "$out/cpu.json" 1 &
+	local sampler=$!
 	start=$(date +%s%N)
 	timeout "$secs" /tmp/kiln rescore --pending --concurrency 256 --json "$@" --data data "$name" > "$out/rescore.json" 2> "$out/rescore.err"
 	local rc=$?
 	end=$(date +%s%N)
+	kill $sampler; wait $sampler
 	echo "rescore exit $rc wall_ms $(( (end - start) / 1000000 )) cores $(nproc) flags $*" > "$out/wall.txt"
 	/tmp/kiln export --all --data data -o "$out/export.jsonl" "$name" 2>> "$out/rescore.err"
 	/tmp/kiln report --data data "$name" > "$out/report.txt" 2>&1
 	python3 "$here/check.py" expect.json "$out/export.jsonl" > "$out/check.txt" 2>&1
 	cat "$out/wall.txt"; tail -1 "$out/check.txt"; tail -3 "$out/rescore.err"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["by_comm"]
+print("cpu: busy %.0f idle %.0f core-s over %.0f s; by process: %s" % (d["busy_core_s"], d["idle_core_s"], d["wall_s"],
+      ", ".join("%s %.0f" % kv for kv in list(c.items())[:8])))' "$out/cpu.json"
 }
 case $phase in
 setup)
