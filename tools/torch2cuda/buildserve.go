@@ -26,9 +26,10 @@ import (
 // build's folder), and writes outbox/ID.json when it is done. The lane then
 // reads the build folder's kept files and removes the build's files from the
 // box. A server whose process has ended, or that does not answer within the
-// build's bound, is killed and the next build starts another; a server
-// started before the precompiled headers were ready is replaced by one that
-// sees them. Config.OneShotJudge brings back a process per build.
+// build's bound, is killed and the next build starts another. A server
+// sees the precompiled headers' folder from its start, empty until the
+// lane has made a header (pch.go), and each build reads what it holds.
+// Config.OneShotJudge brings back a process per build.
 //
 // Isolation is that of the judge servers: candidate code (its module and
 // the extension's import) runs only in the children, confined to their

@@ -75,8 +75,8 @@ func TestBuildServer(t *testing.T) {
 	if len(second) != 1 || second[0] == first[0] || !second[0].alive() {
 		t.Fatalf("the ended process was not replaced")
 	}
-	// One given precompiled headers it was not started with is replaced (a
-	// server started before the lane's headers were ready).
+	// One asked for another headers' folder than it sees is not handed out
+	// (the folder is fixed per toolchain; this guards a change of it).
 	s, err := l.takeBuilder(mustPython(t, l), "", "/nonexistent-pch")
 	if err != nil {
 		t.Fatal(err)

@@ -42,11 +42,12 @@ const (
 // pchState is the lane's headers: made in the background at the first
 // build; builds before they are ready go without.
 type pchState struct {
-	once  sync.Once
-	mu    sync.Mutex
-	ready string // the folder of made headers, "" until one is made
-	done  bool   // the making has ended
-	err   error  // its last failure
+	once sync.Once
+	mu   sync.Mutex
+	root string // the headers' folder, "" when it could not be made
+	made int    // headers made (or found made)
+	done bool   // the making has ended
+	err  error  // its last failure
 }
 
 func (l *Lane) pchEnabled() bool {
@@ -59,18 +60,34 @@ func (l *Lane) pchEnabled() bool {
 	return l.cfg.CacheDir != "" && l.cfg.Device != "cpu"
 }
 
-// pchRoot returns the folder of the lane's precompiled headers, "" when
-// there are none (yet); the first call starts making them.
+// pchRoot returns the folder of the lane's precompiled headers ("" when
+// they are off); the first call creates it and starts making them. The
+// folder is given to builds from the start, empty until a header is made:
+// a box sees the headers that appear in it later (a bind mount is a view
+// of the folder), and judge.py reads the folder at each build, so build
+// servers started before the headers were made use them as soon as they
+// are (no process is started again for them).
 func (l *Lane) pchRoot(py, arch string) string {
 	if !l.pchEnabled() {
 		return ""
 	}
 	l.pch.once.Do(func() {
-		go l.makePCHs(py, arch)
+		root := l.pchDir(py)
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			l.cfg.Logger.Warn("torch2cuda: no precompiled headers; builds go without them", "err", err)
+			l.pch.mu.Lock()
+			l.pch.err, l.pch.done = err, true
+			l.pch.mu.Unlock()
+			return
+		}
+		l.pch.mu.Lock()
+		l.pch.root = root
+		l.pch.mu.Unlock()
+		go l.makePCHs(py, arch, root)
 	})
 	l.pch.mu.Lock()
 	defer l.pch.mu.Unlock()
-	return l.pch.ready
+	return l.pch.root
 }
 
 // pchDir names the headers of this torch toolchain and judging device.
@@ -87,14 +104,13 @@ func (l *Lane) pchDir(py string) string {
 	return dir
 }
 
-// makePCHs makes the headers of every flag set at once; builds may use
-// the folder as soon as one header is in it (judge.py takes a header only
-// for the flag set it was made for, and reads the folder at each build).
-func (l *Lane) makePCHs(py, arch string) {
-	root := l.pchDir(py)
+// makePCHs makes the headers of every flag set at once, each into
+// root/<index>; builds use one as soon as it is there (judge.py takes a
+// header only for the flag set it was made for).
+func (l *Lane) makePCHs(py, arch, root string) {
 	made := func() {
 		l.pch.mu.Lock()
-		l.pch.ready = root
+		l.pch.made++
 		l.pch.mu.Unlock()
 	}
 	var wg sync.WaitGroup
@@ -108,7 +124,9 @@ func (l *Lane) makePCHs(py, arch string) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			if err := l.makePCH(py, arch, flags, dst); err != nil {
+			// made beside root, then moved in whole: a build never sees half a header
+			tmp := root + "." + strconv.Itoa(i) + ".tmp"
+			if err := l.makePCH(py, arch, flags, tmp, dst); err != nil {
 				l.cfg.Logger.Warn("torch2cuda: no precompiled header; builds go without it", "extra_cflags", flags, "err", err)
 				l.pch.mu.Lock()
 				l.pch.err = err
@@ -125,8 +143,9 @@ func (l *Lane) makePCHs(py, arch string) {
 	l.pch.mu.Unlock()
 }
 
-// makePCH runs judge.py pch in a sandbox and keeps its header in dst.
-func (l *Lane) makePCH(py, arch string, flags []string, dst string) error {
+// makePCH runs judge.py pch in a sandbox and keeps its header in dst,
+// copied first to tmp (outside the headers' folder).
+func (l *Lane) makePCH(py, arch string, flags []string, tmp, dst string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	box, err := l.cfg.Sandbox.OpenSized(ctx, 3<<30, 1<<20)
@@ -149,15 +168,24 @@ func (l *Lane) makePCH(py, arch string, flags []string, dst string) error {
 	if !res.OK() {
 		return fmt.Errorf("judge.py pch: %s: %s", res.Describe(), clip(string(res.Stdout)+string(res.Stderr), 800))
 	}
-	tmp := dst + ".tmp"
-	_ = os.RemoveAll(tmp)
+	// tmp is this making's own (another lane may make the same header into the same folder)
+	tmp, err = os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp's 0700 would hide it from the boxes' user
+		return err
+	}
 	for _, name := range []string{"torch/extension.h", "torch/extension.h.gch", "kiln_pch.json"} {
 		if err := copyRegular(filepath.Join(box.Dir(), "pch", name), filepath.Join(tmp, name)); err != nil {
-			_ = os.RemoveAll(tmp)
 			return err
 		}
 	}
-	_ = os.RemoveAll(dst)
+	if _, err := os.Stat(filepath.Join(dst, "kiln_pch.json")); err == nil {
+		return nil // made meanwhile by another lane; builds may be using it
+	}
+	_ = os.RemoveAll(dst) // an unfinished one
 	return os.Rename(tmp, dst)
 }
 

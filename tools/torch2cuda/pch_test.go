@@ -38,15 +38,35 @@ func TestPCHOnCPU(t *testing.T) {
 	}
 	cases, correct := judgeCases(t)
 	ref := cases[0].ref
-	l.pchRoot(py.Path, "") // starts making it
+	root := l.pchRoot(py.Path, "") // starts making it
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		t.Fatalf("the headers' folder is not there from the start: %v", err)
+	}
+	// A build server started now, before the header is made, sees it
+	// once it is made (its box's view of the folder is live): the
+	// candidate's build below goes to this server.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := l.compile(ctx, ref, fixture(t, "cand_no_ext.py"), ""); err != nil {
+		t.Fatal(err)
+	}
+	l.builders.mu.Lock()
+	early := append([]*buildServer(nil), l.builders.idle...)
+	l.builders.mu.Unlock()
+	l.pch.mu.Lock()
+	madeEarly := l.pch.made
+	l.pch.mu.Unlock()
+	if len(early) != 1 || madeEarly != 0 {
+		t.Fatalf("%d idle build servers, %d headers made: want one server started before any header", len(early), madeEarly)
+	}
 	deadline := time.Now().Add(8 * time.Minute)
 	var pchErr error
 	for {
 		l.pch.mu.Lock()
-		done, root, err := l.pch.done, l.pch.ready, l.pch.err
+		done, made, err := l.pch.done, l.pch.made, l.pch.err
 		l.pch.mu.Unlock()
 		pchErr = err
-		if done && root == "" {
+		if done && made == 0 {
 			t.Fatalf("no precompiled header: %v", err)
 		}
 		if done {
@@ -60,15 +80,18 @@ func TestPCHOnCPU(t *testing.T) {
 	if pchErr == nil {
 		t.Error("a flag set g++ refuses gave no error")
 	}
-	root := l.pchRoot(py.Path, "")
+	if again := l.pchRoot(py.Path, ""); again != root {
+		t.Fatalf("headers' folder %q, then %q", root, again)
+	}
+	if left, _ := filepath.Glob(root + ".*"); len(left) > 0 {
+		t.Errorf("left beside the headers: %v", left)
+	}
 	if _, err := os.Stat(filepath.Join(root, "1")); !os.IsNotExist(err) {
 		t.Errorf("a header for the refused flag set: %v", err)
 	}
 	if fi, err := os.Stat(filepath.Join(root, "0", "torch", "extension.h.gch")); err != nil || fi.Size() < 1<<20 {
 		t.Fatalf("precompiled header: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	v, err := l.Verify(ctx, tools.Item{Lane: LaneName, Files: map[string]string{ReferenceFile: ref}}, correct)
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +103,12 @@ func TestPCHOnCPU(t *testing.T) {
 	rec := readBuildRecords(l.loadCached(key))
 	if rec.N != 1 || rec.PCH != 1 {
 		t.Fatalf("build records %+v: want one build with the precompiled header", rec)
+	}
+	l.builders.mu.Lock()
+	late := append([]*buildServer(nil), l.builders.idle...)
+	l.builders.mu.Unlock()
+	if len(late) != 1 || late[0] != early[0] {
+		t.Errorf("the build with the header did not go to the server started before it was made")
 	}
 	t.Logf("built in %.1f s with the precompiled header (%s)", rec.MS/1000, root)
 }
