@@ -113,6 +113,7 @@ func (l *Lane) makePCHs(py, arch, root string) {
 		l.pch.made++
 		l.pch.mu.Unlock()
 	}
+	removeStaleTmp(root, time.Hour)
 	var wg sync.WaitGroup
 	for i, flags := range pchFlagSets {
 		dst := filepath.Join(root, strconv.Itoa(i))
@@ -141,6 +142,18 @@ func (l *Lane) makePCHs(py, arch, root string) {
 	l.pch.mu.Lock()
 	l.pch.done = true
 	l.pch.mu.Unlock()
+}
+
+// removeStaleTmp removes the copies of headers (root.N.tmp-*, about 700 MB
+// each) that a kiln killed while copying one left, once older than age (a
+// lane copying one now is younger).
+func removeStaleTmp(root string, age time.Duration) {
+	left, _ := filepath.Glob(root + ".*.tmp-*")
+	for _, p := range left {
+		if fi, err := os.Lstat(p); err == nil && time.Since(fi.ModTime()) > age {
+			_ = os.RemoveAll(p)
+		}
+	}
 }
 
 // makePCH runs judge.py pch in a sandbox and keeps its header in dst,

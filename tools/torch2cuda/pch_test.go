@@ -112,3 +112,28 @@ func TestPCHOnCPU(t *testing.T) {
 	}
 	t.Logf("built in %.1f s with the precompiled header (%s)", rec.MS/1000, root)
 }
+
+// A header's copy left by a killed kiln goes once it is old; one being
+// copied now stays, as do the headers and other files.
+func TestRemoveStaleTmp(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "0123456789abcdef")
+	old, fresh, other := root+".0.tmp-111", root+".1.tmp-222", filepath.Join(dir, "fedcba9876543210.0.tmp-333")
+	for _, p := range []string{filepath.Join(root, "0"), old, fresh, other} {
+		if err := os.MkdirAll(filepath.Join(p, "torch"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-2 * time.Hour)
+	for _, p := range []string{old, other} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStaleTmp(root, time.Hour)
+	for p, want := range map[string]bool{old: false, fresh: true, other: true, filepath.Join(root, "0"): true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+}
