@@ -125,9 +125,7 @@ func (l *Lane) makePCHs(py, arch, root string) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			// made beside root, then moved in whole: a build never sees half a header
-			tmp := root + "." + strconv.Itoa(i) + ".tmp"
-			if err := l.makePCH(py, arch, flags, tmp, dst); err != nil {
+			if err := l.makePCH(py, arch, flags, dst); err != nil {
 				l.cfg.Logger.Warn("torch2cuda: no precompiled header; builds go without it", "extra_cflags", flags, "err", err)
 				l.pch.mu.Lock()
 				l.pch.err = err
@@ -156,9 +154,10 @@ func removeStaleTmp(root string, age time.Duration) {
 	}
 }
 
-// makePCH runs judge.py pch in a sandbox and keeps its header in dst,
-// copied first to tmp (outside the headers' folder).
-func (l *Lane) makePCH(py, arch string, flags []string, tmp, dst string) error {
+// makePCH runs judge.py pch in a sandbox and keeps its header in dst
+// (root/N): copied first beside root (root.N.tmp-*), then moved in whole, so
+// that a build never sees half a header.
+func (l *Lane) makePCH(py, arch string, flags []string, dst string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	box, err := l.cfg.Sandbox.OpenSized(ctx, 3<<30, 1<<20)
@@ -181,8 +180,9 @@ func (l *Lane) makePCH(py, arch string, flags []string, tmp, dst string) error {
 	if !res.OK() {
 		return fmt.Errorf("judge.py pch: %s: %s", res.Describe(), clip(string(res.Stdout)+string(res.Stderr), 800))
 	}
-	// tmp is this making's own (another lane may make the same header into the same folder)
-	tmp, err = os.MkdirTemp(filepath.Dir(tmp), filepath.Base(tmp)+"-*")
+	// this making's own (another lane may make the same header into the same folder)
+	root := filepath.Dir(dst)
+	tmp, err := os.MkdirTemp(filepath.Dir(root), filepath.Base(root)+"."+filepath.Base(dst)+".tmp-*")
 	if err != nil {
 		return err
 	}
