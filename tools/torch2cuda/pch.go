@@ -45,7 +45,6 @@ type pchState struct {
 	once sync.Once
 	mu   sync.Mutex
 	root string // the headers' folder, "" when it could not be made
-	made int    // headers made (or found made)
 	done bool   // the making has ended
 	err  error  // its last failure
 }
@@ -108,17 +107,11 @@ func (l *Lane) pchDir(py string) string {
 // root/<index>; builds use one as soon as it is there (judge.py takes a
 // header only for the flag set it was made for).
 func (l *Lane) makePCHs(py, arch, root string) {
-	made := func() {
-		l.pch.mu.Lock()
-		l.pch.made++
-		l.pch.mu.Unlock()
-	}
 	removeStaleTmp(root, time.Hour)
 	var wg sync.WaitGroup
 	for i, flags := range pchFlagSets {
 		dst := filepath.Join(root, strconv.Itoa(i))
 		if _, err := os.Stat(filepath.Join(dst, "kiln_pch.json")); err == nil {
-			made()
 			continue
 		}
 		wg.Add(1)
@@ -133,7 +126,6 @@ func (l *Lane) makePCHs(py, arch, root string) {
 				return
 			}
 			l.cfg.Logger.Info("torch2cuda: precompiled torch/extension.h", "extra_cflags", flags, "took", time.Since(start).Round(time.Second))
-			made()
 		}()
 	}
 	wg.Wait()
